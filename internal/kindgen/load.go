@@ -1,0 +1,305 @@
+package kindgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// SchemaError is a problem in one schema file, located by JSON pointer.
+type SchemaError struct {
+	Path    string // the schema file, relative to the project root
+	Pointer string // where in the file, "/" for the document itself
+	Message string
+}
+
+func (e *SchemaError) Error() string { return e.Path + ": " + e.Pointer + ": " + e.Message }
+
+var (
+	wireName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	// toolName is what both OpenAI and Anthropic accept for a function name.
+	toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	payloadStatuses = []string{"declined", "no_response", "submitted"}
+)
+
+// Schema is one kind's schema file, read and checked.
+type Schema struct {
+	Path            string         // relative to the project root, slash-separated
+	Doc             map[string]any // the document as read
+	Compact         []byte         // the document, compact JSON
+	Name            string         // wire name
+	Package         string         // Go package name of gen/<Package>
+	Capability      string
+	ToolName        string
+	ToolDescription string
+}
+
+// Load reads and checks one schema file.
+func Load(path string, data []byte) (*Schema, error) {
+	fail := func(ptr, format string, args ...any) (*Schema, error) {
+		return nil, &SchemaError{Path: path, Pointer: ptr, Message: fmt.Sprintf(format, args...)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fail("/", "not valid JSON: %s", jsonErrorText(data, err))
+	}
+	if _, err := dec.Token(); err == nil {
+		return fail("/", "not valid JSON: data after the schema object")
+	}
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return fail("/", "a schema file must hold a JSON object")
+	}
+	s := &Schema{Path: path, Doc: doc}
+
+	xk, ok := doc["x-kind"].(map[string]any)
+	if !ok {
+		return fail("/x-kind", "missing: every kind declares its metadata in an x-kind object")
+	}
+	for key := range xk {
+		switch key {
+		case "name", "capability", "tool", "description":
+		default:
+			return fail("/x-kind/"+escape(key), "unknown key (want name, capability, tool, description)")
+		}
+	}
+	str := func(key string) (string, bool) {
+		s, ok := xk[key].(string)
+		return strings.TrimSpace(s), ok || xk[key] == nil
+	}
+	var good bool
+	if s.Name, good = str("name"); !good || !wireName.MatchString(s.Name) {
+		return fail("/x-kind/name", "must be a lower_snake_case wire name such as \"choices\"")
+	}
+	s.Package = strings.ReplaceAll(s.Name, "_", "")
+	if s.Capability, good = str("capability"); !good || s.Capability == "" {
+		return fail("/x-kind/capability", "must be a non-empty string, the capability a client declares in supports")
+	}
+	if s.ToolName, good = str("tool"); !good {
+		return fail("/x-kind/tool", "must be a string")
+	}
+	if s.ToolName == "" {
+		s.ToolName = "request_" + s.Name
+	}
+	if !toolName.MatchString(s.ToolName) {
+		return fail("/x-kind/tool", "tool name %q is rejected by model APIs: use 1 to 64 letters, digits, _ or -", s.ToolName)
+	}
+	if s.ToolName == "submit_interaction" {
+		return fail("/x-kind/tool", "submit_interaction is the server's own tool")
+	}
+	if s.ToolDescription, good = str("description"); !good || s.ToolDescription == "" {
+		return fail("/x-kind/description", "must be a non-empty string: the raise tool's description the model reads")
+	}
+
+	defs, ok := doc["$defs"].(map[string]any)
+	if !ok {
+		return fail("/$defs", "missing: a kind declares $defs Spec, Values and Payload")
+	}
+	for _, name := range []string{"Spec", "Values", "Payload"} {
+		if _, ok := defs[name].(map[string]any); !ok {
+			return fail("/$defs/"+name, "missing: a kind declares $defs Spec, Values and Payload")
+		}
+	}
+	if err := checkRefs(doc, "", doc); err != nil {
+		return fail(err.ptr, "%s", err.msg)
+	}
+	spec := resolve(doc, defs["Spec"].(map[string]any))
+	props, ok := spec["properties"].(map[string]any)
+	if spec["type"] != "object" || !ok {
+		return fail("/$defs/Spec", "must be an object schema with properties: they become the raise tool's parameters")
+	}
+	if _, ok := props["reason"]; ok {
+		return fail("/$defs/Spec/properties/reason", "reason is added to the raise tool by kindkit; remove it from Spec")
+	}
+	if err := checkPayload(doc, defs["Payload"].(map[string]any)); err != "" {
+		return fail("/$defs/Payload", "%s", err)
+	}
+	if err := compile(path, doc); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return fail("/", "%s", err)
+	}
+	s.Compact = buf.Bytes()
+	return s, nil
+}
+
+// checkPayload makes sure Payload has the status enum every kind shares.
+func checkPayload(doc, payload map[string]any) string {
+	const want = "must have a required status property with enum submitted, declined, no_response"
+	payload = resolve(doc, payload)
+	props, _ := payload["properties"].(map[string]any)
+	status, ok := props["status"].(map[string]any)
+	if !ok {
+		return want
+	}
+	enum, _ := resolve(doc, status)["enum"].([]any)
+	var got []string
+	for _, e := range enum {
+		s, _ := e.(string)
+		got = append(got, s)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != strings.Join(payloadStatuses, ",") {
+		return want
+	}
+	required, _ := payload["required"].([]any)
+	for _, r := range required {
+		if r == "status" {
+			return ""
+		}
+	}
+	return want
+}
+
+type refError struct{ ptr, msg string }
+
+// checkRefs makes sure every $ref is local and resolves.
+func checkRefs(doc map[string]any, ptr string, v any) *refError {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"]; ok {
+			s, isString := ref.(string)
+			if !isString {
+				return &refError{ptr + "/$ref", "must be a string"}
+			}
+			if _, ok := lookup(doc, s); !ok {
+				return &refError{ptr + "/$ref", fmt.Sprintf("%q does not resolve: only local references (#/$defs/...) to existing schemas are supported", s)}
+			}
+		}
+		for _, k := range sortedKeys(v) {
+			if k == "x-kind" || k == "enum" || k == "const" || k == "default" || k == "examples" {
+				continue
+			}
+			if err := checkRefs(doc, ptr+"/"+escape(k), v[k]); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := checkRefs(doc, ptr+"/"+strconv.Itoa(i), e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lookup resolves a local reference such as #/$defs/Spec.
+func lookup(doc map[string]any, ref string) (map[string]any, bool) {
+	if !strings.HasPrefix(ref, "#") {
+		return nil, false
+	}
+	var cur any = doc
+	ptr := strings.TrimPrefix(ref, "#")
+	if ptr != "" {
+		if !strings.HasPrefix(ptr, "/") {
+			return nil, false
+		}
+		for _, tok := range strings.Split(ptr[1:], "/") {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+			switch c := cur.(type) {
+			case map[string]any:
+				cur = c[tok]
+			case []any:
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(c) {
+					return nil, false
+				}
+				cur = c[i]
+			default:
+				return nil, false
+			}
+		}
+	}
+	m, ok := cur.(map[string]any)
+	return m, ok
+}
+
+// resolve follows $ref chains (already checked) to the schema they name.
+func resolve(doc, s map[string]any) map[string]any {
+	for range 32 {
+		ref, ok := s["$ref"].(string)
+		if !ok {
+			return s
+		}
+		next, ok := lookup(doc, ref)
+		if !ok {
+			return s
+		}
+		s = next
+	}
+	return s
+}
+
+// compile checks the document against the JSON Schema metaschema by
+// compiling the three definitions a kind needs.
+func compile(path string, doc map[string]any) error {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := "kindkit:///" + path
+	if err := c.AddResource(url, doc); err != nil {
+		return &SchemaError{Path: path, Pointer: "/", Message: err.Error()}
+	}
+	for _, def := range []string{"Spec", "Values", "Payload"} {
+		_, err := c.Compile(url + "#/$defs/" + def)
+		if err == nil {
+			continue
+		}
+		var sve *jsonschema.SchemaValidationError
+		if errors.As(err, &sve) {
+			var ve *jsonschema.ValidationError
+			if errors.As(sve.Err, &ve) {
+				for len(ve.Causes) > 0 {
+					ve = ve.Causes[0]
+				}
+				ptr := "/" + strings.Join(escapeAll(ve.InstanceLocation), "/")
+				return &SchemaError{Path: path, Pointer: ptr, Message: "not a valid JSON Schema: " + ve.ErrorKind.LocalizedString(message.NewPrinter(language.English))}
+			}
+		}
+		return &SchemaError{Path: path, Pointer: "/$defs/" + def, Message: err.Error()}
+	}
+	return nil
+}
+
+func jsonErrorText(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Sprintf("%s (line %d)", se.Error(), line)
+	}
+	return err.Error()
+}
+
+func escape(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+}
+
+func escapeAll(toks []string) []string {
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = escape(t)
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,264 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// DefaultReason is the reason shown when the model gave none.
+const DefaultReason = "to help you better"
+
+// Descriptor is what kindgen read from a kind's schema file.
+type Descriptor struct {
+	Name            string // wire name, e.g. "choices"
+	Capability      string // what a client declares in supports to get the card
+	ToolName        string // the raise tool, e.g. "request_choices"
+	ToolDescription string
+	Source          string // the schema file, for messages
+	Schema          string // the schema document
+	ToolSchema      string // the raise tool's parameters: Spec's properties plus reason
+}
+
+// Rules is what a kind says that its schema cannot. gen/<kind> declares the
+// same methods on its concrete types; kinds/<kind> implements them.
+type Rules[S, V any] interface {
+	// NormalizeRaise rewrites raw raise arguments (reason removed) into the
+	// Spec's shape before schema validation: shorthands, trimming, defaults.
+	NormalizeRaise(args map[string]any)
+	// NormalizeValues rewrites raw submitted values before schema
+	// validation; values may be nil (JSON null).
+	NormalizeValues(values any) any
+	// CheckSpec reports what is wrong with a schema-valid spec.
+	CheckSpec(spec *S) []FieldError
+	// Validate checks schema-valid values against the spec and returns them
+	// canonical. spec is nil when it is unknown (a conversational submit in a
+	// later turn): only the values' own format can be checked then.
+	Validate(spec *S, values *V) (*V, []FieldError)
+	// Fallback is the directive that tells the model how to ask the
+	// question in conversation.
+	Fallback(spec *S, reason string) string
+	// ErrorField names the field a schema error at location belongs to.
+	ErrorField(values any, location []string) string
+}
+
+// Kind is one interaction kind, ready for a server.
+type Kind interface {
+	Descriptor() Descriptor
+	// ParseRaise checks raise tool arguments and returns the canonical spec
+	// and reason, or a *RaiseError the model can act on.
+	ParseRaise(args []byte) (Raise, error)
+	// LoadSpec reads a canonical spec stored earlier.
+	LoadSpec(spec json.RawMessage) (Spec, error)
+	// Validate checks submitted values and returns them canonical, or every
+	// problem at once. spec may be nil: see Rules.Validate.
+	Validate(spec *Spec, values json.RawMessage) (json.RawMessage, []FieldError)
+	// Fallback is the raise tool's result on a session that cannot show the
+	// card: the conversational directive with the spec and reason.
+	Fallback(spec Spec, reason string) string
+}
+
+// Raise is a parsed raise: the canonical spec and the reason.
+type Raise struct {
+	Spec   Spec
+	Reason string
+}
+
+// Spec is a canonical spec, as JSON and as its kind's typed value.
+type Spec struct {
+	JSON  json.RawMessage
+	typed any
+}
+
+type kindImpl[S, V any] struct {
+	desc   Descriptor
+	rules  Rules[S, V]
+	spec   *jsonschema.Schema
+	values *jsonschema.Schema
+}
+
+// NewKind compiles the kind's schema once and wires it to its rules.
+func NewKind[S, V any](d Descriptor, rules Rules[S, V]) (Kind, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(d.Schema))
+	if err != nil {
+		return nil, fmt.Errorf("kind %s: read schema: %w", d.Name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := "kindkit:///" + d.Source
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("kind %s: %w", d.Name, err)
+	}
+	k := &kindImpl[S, V]{desc: d, rules: rules}
+	if k.spec, err = c.Compile(url + "#/$defs/Spec"); err != nil {
+		return nil, fmt.Errorf("kind %s: compile Spec: %w", d.Name, err)
+	}
+	if k.values, err = c.Compile(url + "#/$defs/Values"); err != nil {
+		return nil, fmt.Errorf("kind %s: compile Values: %w", d.Name, err)
+	}
+	return k, nil
+}
+
+func (k *kindImpl[S, V]) Descriptor() Descriptor { return k.desc }
+
+func (k *kindImpl[S, V]) ParseRaise(args []byte) (Raise, error) {
+	fail := func(errs ...FieldError) (Raise, error) {
+		return Raise{}, &RaiseError{Tool: k.desc.ToolName, Errors: errs}
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = []byte("{}")
+	}
+	raw, err := decodeAny(args)
+	if err != nil {
+		return fail(FieldError{Message: "arguments are not valid JSON: " + err.Error()})
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return fail(FieldError{Message: "arguments must be a JSON object"})
+	}
+	reason := DefaultReason
+	if r, present := obj["reason"]; present {
+		s, ok := r.(string)
+		if !ok && r != nil {
+			return fail(FieldError{Field: "reason", Message: "must be a string"})
+		}
+		if s = strings.TrimSpace(s); s != "" {
+			reason = s
+		}
+		delete(obj, "reason")
+	}
+	k.rules.NormalizeRaise(obj)
+	if err := k.spec.Validate(obj); err != nil {
+		var errs []FieldError
+		schemaErrors(err, func(loc []string, msg string) {
+			errs = append(errs, FieldError{Field: Path(loc), Message: msg})
+		})
+		return fail(errs...)
+	}
+	spec, err := decodeTyped[S](obj)
+	if err != nil {
+		return fail(FieldError{Message: err.Error()})
+	}
+	if errs := k.rules.CheckSpec(spec); len(errs) > 0 {
+		return fail(errs...)
+	}
+	out, err := json.Marshal(spec)
+	if err != nil {
+		return fail(FieldError{Message: err.Error()})
+	}
+	return Raise{Spec: Spec{JSON: out, typed: spec}, Reason: reason}, nil
+}
+
+func (k *kindImpl[S, V]) LoadSpec(raw json.RawMessage) (Spec, error) {
+	spec, err := k.loadSpec(raw)
+	if err != nil {
+		return Spec{}, err
+	}
+	return Spec{JSON: raw, typed: spec}, nil
+}
+
+func (k *kindImpl[S, V]) loadSpec(raw json.RawMessage) (*S, error) {
+	doc, err := decodeAny(raw)
+	if err != nil {
+		return nil, fmt.Errorf("load %s spec: %w", k.desc.Name, err)
+	}
+	if err := k.spec.Validate(doc); err != nil {
+		return nil, fmt.Errorf("load %s spec: %w", k.desc.Name, err)
+	}
+	var s S
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("load %s spec: %w", k.desc.Name, err)
+	}
+	return &s, nil
+}
+
+// typedSpec returns the spec's typed value, decoding its JSON if it came from
+// elsewhere.
+func (k *kindImpl[S, V]) typedSpec(spec *Spec) (*S, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	if s, ok := spec.typed.(*S); ok {
+		return s, nil
+	}
+	return k.loadSpec(spec.JSON)
+}
+
+func (k *kindImpl[S, V]) Validate(spec *Spec, values json.RawMessage) (json.RawMessage, []FieldError) {
+	s, err := k.typedSpec(spec)
+	if err != nil {
+		return nil, []FieldError{{Field: "values", Message: "the question can no longer be checked: " + err.Error()}}
+	}
+	raw, err := decodeAny(values)
+	if err != nil {
+		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
+	}
+	raw = k.rules.NormalizeValues(raw)
+	if err := k.values.Validate(raw); err != nil {
+		var errs []FieldError
+		schemaErrors(err, func(loc []string, msg string) {
+			errs = append(errs, FieldError{Field: k.rules.ErrorField(raw, loc), Message: msg})
+		})
+		return nil, errs
+	}
+	v, err := decodeTyped[V](raw)
+	if err != nil {
+		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
+	}
+	canonical, errs := k.rules.Validate(s, v)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	out, err := json.Marshal(canonical)
+	if err != nil {
+		return nil, []FieldError{{Field: "values", Message: err.Error()}}
+	}
+	return out, nil
+}
+
+func (k *kindImpl[S, V]) Fallback(spec Spec, reason string) string {
+	s, err := k.typedSpec(&spec)
+	instructions := ""
+	if err == nil {
+		instructions = k.rules.Fallback(s, reason)
+	}
+	return marshalString(struct {
+		Instructions string          `json:"instructions"`
+		Kind         string          `json:"kind"`
+		Mode         string          `json:"mode"`
+		Reason       string          `json:"reason"`
+		Spec         json.RawMessage `json:"spec"`
+	}{instructions, k.desc.Name, "conversational", reason, spec.JSON})
+}
+
+// decodeAny reads one JSON value, numbers kept exact, and rejects trailing
+// data.
+func decodeAny(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// decodeTyped converts a schema-valid generic value into its struct.
+func decodeTyped[T any](v any) (*T, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var t T
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
