@@ -27,7 +27,7 @@ func (e *SchemaError) Error() string { return e.Path + ": " + e.Pointer + ": " +
 var (
 	wireName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	// toolName is what both OpenAI and Anthropic accept for a function name.
-	toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	toolName        = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	payloadStatuses = []string{"declined", "no_response", "submitted"}
 )
 

@@ -79,6 +79,7 @@ func nameTypes(s *Schema) (map[string]any, error) {
 
 	// 1. Rename every $defs entry to its type name.
 	renames := map[string]string{}
+	named := map[string]string{} // $defs key → type name
 	out := map[string]any{}
 	taken := func(name string) bool { _, ok := out[name]; return ok }
 	for _, key := range sortedKeys(defs) {
@@ -95,6 +96,7 @@ func nameTypes(s *Schema) (map[string]any, error) {
 		}
 		def["title"] = name
 		out[name] = def
+		named[key] = name
 		renames["#/$defs/"+escape(key)] = "#/$defs/" + escape(name)
 	}
 	rewriteRefs(doc, renames)
@@ -103,7 +105,7 @@ func nameTypes(s *Schema) (map[string]any, error) {
 	// 2. Hoist nested objects and enums into $defs.
 	var hoist func(ptr string, parent string, v map[string]any) error
 	nested := func(ptr, parent, prop string, child map[string]any, isItem bool) (any, error) {
-		if _, isRef := child["$ref"]; isRef || !(hasProps(child) || child["enum"] != nil) {
+		if _, isRef := child["$ref"]; isRef || !(hasProps(child) || child["type"] == "object" || child["enum"] != nil) {
 			return child, hoist(ptr, parent, child)
 		}
 		name := goName(child["title"])
@@ -152,7 +154,16 @@ func nameTypes(s *Schema) (map[string]any, error) {
 		}
 		return nil
 	}
+	// Spec and Values name their nested types first: they are the types
+	// people write code against; Payload's copies come last.
+	order := []string{named["Spec"], named["Values"]}
 	for _, name := range sortedKeys(out) {
+		if name != named["Spec"] && name != named["Values"] && name != named["Payload"] {
+			order = append(order, name)
+		}
+	}
+	order = append(order, named["Payload"])
+	for _, name := range order {
 		if err := hoist("/$defs/"+escape(name), name, out[name].(map[string]any)); err != nil {
 			return nil, err
 		}

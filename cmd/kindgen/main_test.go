@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kindkit/kindkit/internal/kindgen"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata from kindgen's output")
+
+const modulePrefix = "github.com/kindkit/kindkit/cmd/kindgen/testdata/"
+
+// TestGolden runs kindgen on every case folder under testdata. A case holds
+// spec/interactions/*.schema.json and either want/ (the expected generated
+// tree, compared whole file by whole file) or error.txt (the expected error
+// line; nothing may be written).
+func TestGolden(t *testing.T) {
+	cases, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		t.Run(c.Name(), func(t *testing.T) {
+			dir := filepath.Join("testdata", c.Name())
+			root := t.TempDir()
+			copyTree(t, filepath.Join(dir, "spec"), filepath.Join(root, "spec"))
+			var stdout, stderr bytes.Buffer
+			code := kindgen.Main([]string{"-root", root, "-module", modulePrefix + c.Name() + "/want"}, &stdout, &stderr)
+
+			wantErr, err := os.ReadFile(filepath.Join(dir, "error.txt"))
+			if err == nil || (*update && code != 0) {
+				if *update {
+					os.WriteFile(filepath.Join(dir, "error.txt"), stderr.Bytes(), 0o644)
+					return
+				}
+				if code != 1 {
+					t.Errorf("exit status %d, want 1", code)
+				}
+				if diff := cmp.Diff(string(wantErr), stderr.String()); diff != "" {
+					t.Errorf("error (-want +got):\n%s", diff)
+				}
+				for _, out := range []string{"gen", "kinds"} {
+					if _, err := os.Stat(filepath.Join(root, out)); err == nil {
+						t.Errorf("a failed run wrote %s/", out)
+					}
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit status %d: %s", code, stderr.String())
+			}
+			got := generatedFiles(t, root)
+			if *update {
+				want := filepath.Join(dir, "want")
+				for rel := range generatedFiles(t, want) {
+					os.Remove(filepath.Join(want, rel))
+				}
+				for rel, data := range got {
+					p := filepath.Join(want, rel)
+					os.MkdirAll(filepath.Dir(p), 0o755)
+					if err := os.WriteFile(p, data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return
+			}
+			want := generatedFiles(t, filepath.Join(dir, "want"))
+			if len(want) == 0 {
+				t.Fatal("no want/ folder and no error.txt; run go test -update to create one")
+			}
+			for rel := range want {
+				if _, ok := got[rel]; !ok {
+					t.Errorf("%s: not generated", rel)
+				}
+			}
+			for rel, data := range got {
+				if diff := cmp.Diff(string(want[rel]), string(data)); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", rel, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestGoldenPackagesRun builds, vets and tests each golden output tree: the
+// generated code must compile, and each case's hand-written behaviour test
+// (want/kinds/*_test.go) drives it through the runtime.
+func TestGoldenPackagesRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	wants, _ := filepath.Glob("testdata/*/want")
+	if len(wants) == 0 {
+		t.Fatal("no golden output trees")
+	}
+	for _, w := range wants {
+		pkgs := "./" + filepath.ToSlash(w) + "/..."
+		for _, args := range [][]string{{"vet", pkgs}, {"test", "-count=1", pkgs}} {
+			cmd := exec.Command("go", args...)
+			cmd.Dir = "."
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+	}
+}
+
+// TestRemovedSchema deletes a kind's schema and checks that regenerating
+// removes its generated files and its catalog entry.
+func TestRemovedSchema(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, "testdata/basic/spec", filepath.Join(root, "spec"))
+	copyTree(t, "testdata/untitled-nested/spec", filepath.Join(root, "spec"))
+	run := func() {
+		var stderr bytes.Buffer
+		if code := kindgen.Main([]string{"-root", root, "-module", "example.com/x"}, &bytes.Buffer{}, &stderr); code != 0 {
+			t.Fatalf("kindgen: %s", stderr.String())
+		}
+	}
+	run()
+	if err := os.WriteFile(filepath.Join(root, "gen/poll/handwritten.go"), []byte("package poll\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "spec/interactions/poll.schema.json")); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	var left []string
+	for rel := range generatedFiles(t, root) {
+		left = append(left, rel)
+	}
+	want := []string{"gen/feedbackform/kind.gen.go", "gen/feedbackform/types.gen.go", "kinds/catalog.gen.go"}
+	if diff := cmp.Diff(want, sorted(left)); diff != "" {
+		t.Errorf("files after removal (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(root, "gen/poll/handwritten.go")); err != nil {
+		t.Errorf("a file kindgen did not write was removed: %v", err)
+	}
+	catalog, _ := os.ReadFile(filepath.Join(root, "kinds/catalog.gen.go"))
+	if bytes.Contains(catalog, []byte("poll")) {
+		t.Errorf("catalog still names the removed kind:\n%s", catalog)
+	}
+	var stderr bytes.Buffer
+	if code := kindgen.Main([]string{"-root", root, "-module", "example.com/x", "-check"}, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Errorf("-check after generate: %d %s", code, stderr.String())
+	}
+}
+
+// TestCheck reports stale generated code without writing.
+func TestCheck(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, "testdata/basic/spec", filepath.Join(root, "spec"))
+	var stderr bytes.Buffer
+	code := kindgen.Main([]string{"-root", root, "-module", "example.com/x", "-check"}, &bytes.Buffer{}, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "gen/poll/kind.gen.go") {
+		t.Errorf("-check on an empty tree: exit %d, %q", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(root, "gen")); err == nil {
+		t.Error("-check wrote files")
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := kindgen.Main([]string{"-nope"}, &bytes.Buffer{}, &stderr); code != 2 {
+		t.Errorf("unknown flag: exit %d", code)
+	}
+	if code := kindgen.Main([]string{"-root", t.TempDir()}, &bytes.Buffer{}, &stderr); code != 1 {
+		t.Errorf("no go.mod and no -module: exit %d", code)
+	}
+}
+
+// generatedFiles reads every *.gen.go under root, keyed by slash path.
+func generatedFiles(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".gen.go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = data
+		return nil
+	})
+	return files
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
