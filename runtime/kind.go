@@ -30,8 +30,10 @@ type Rules[S, V any] interface {
 	// NormalizeRaise rewrites raw raise arguments (reason removed) into the
 	// Spec's shape before schema validation: shorthands, trimming, defaults.
 	NormalizeRaise(args map[string]any)
-	// NormalizeValues rewrites raw submitted values before schema
-	// validation; values may be nil (JSON null).
+	// NormalizeValues rewrites submitted values that break the schema as
+	// sent into its shape: the lenient forms a kind accepts (null for an
+	// empty object, unknown keys it ignores). values may be nil (JSON null).
+	// Values that pass the schema as sent are not passed to it.
 	NormalizeValues(values any) any
 	// CheckSpec reports what is wrong with a schema-valid spec.
 	CheckSpec(spec *S) []FieldError
@@ -193,9 +195,36 @@ func (k *kindImpl[S, V]) Validate(spec *Spec, values json.RawMessage) (json.RawM
 	if err != nil {
 		return nil, []FieldError{{Field: "values", Message: "the question can no longer be checked: " + err.Error()}}
 	}
+	v, errs := k.decodeValues(values)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	canonical, errs := k.rules.Validate(s, v)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	out, err := json.Marshal(canonical)
+	if err != nil {
+		return nil, []FieldError{{Field: "values", Message: err.Error()}}
+	}
+	return out, nil
+}
+
+// decodeValues checks values against the Values schema and decodes them.
+// Values that break the schema as sent get one chance to be rewritten by
+// the rules' NormalizeValues (a lenient form the kind accepts); values that
+// pass it are decoded straight from their bytes.
+func (k *kindImpl[S, V]) decodeValues(values json.RawMessage) (*V, []FieldError) {
 	raw, err := decodeAny(values)
 	if err != nil {
 		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
+	}
+	if k.values.Validate(raw) == nil {
+		var v V
+		if err := json.Unmarshal(values, &v); err != nil {
+			return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
+		}
+		return &v, nil
 	}
 	raw = k.rules.NormalizeValues(raw)
 	if err := k.values.Validate(raw); err != nil {
@@ -209,15 +238,7 @@ func (k *kindImpl[S, V]) Validate(spec *Spec, values json.RawMessage) (json.RawM
 	if err != nil {
 		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
 	}
-	canonical, errs := k.rules.Validate(s, v)
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	out, err := json.Marshal(canonical)
-	if err != nil {
-		return nil, []FieldError{{Field: "values", Message: err.Error()}}
-	}
-	return out, nil
+	return v, nil
 }
 
 func (k *kindImpl[S, V]) Fallback(spec Spec, reason string) string {
