@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -46,16 +47,29 @@ func (e *RaiseError) Error() string {
 
 var printer = message.NewPrinter(language.English)
 
-// schemaErrors flattens a jsonschema validation error into its leaves, in
-// the order the validator reported them, as (instance location, message)
-// pairs. A Required error becomes one entry per missing property, located at
-// that property.
+// schemaErrors flattens a jsonschema validation error into its leaves as
+// (instance location, message) pairs, ordered by location (array indexes by
+// number, an object before its members) since the validator visits
+// properties in map order. A Required error becomes one entry per missing
+// property, located at that property.
 func schemaErrors(err error, emit func(location []string, msg string)) {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		emit(nil, err.Error())
 		return
 	}
+	type leaf struct {
+		loc []string
+		msg string
+	}
+	var leaves []leaf
+	add := func(loc []string, msg string) { leaves = append(leaves, leaf{loc, msg}) }
+	defer func() {
+		sort.SliceStable(leaves, func(i, j int) bool { return lessLocation(leaves[i].loc, leaves[j].loc) })
+		for _, l := range leaves {
+			emit(l.loc, l.msg)
+		}
+	}()
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) > 0 {
@@ -66,13 +80,28 @@ func schemaErrors(err error, emit func(location []string, msg string)) {
 		}
 		if req, ok := e.ErrorKind.(*kind.Required); ok {
 			for _, m := range req.Missing {
-				emit(append(e.InstanceLocation[:len(e.InstanceLocation):len(e.InstanceLocation)], m), "this field is required")
+				add(append(e.InstanceLocation[:len(e.InstanceLocation):len(e.InstanceLocation)], m), "this field is required")
 			}
 			return
 		}
-		emit(e.InstanceLocation, schemaMessage(e.ErrorKind))
+		add(e.InstanceLocation, schemaMessage(e.ErrorKind))
 	}
 	walk(ve)
+}
+
+func lessLocation(a, b []string) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		ai, aNum := Index(a[i])
+		bi, bNum := Index(b[i])
+		if aNum && bNum {
+			return ai < bi
+		}
+		return a[i] < b[i]
+	}
+	return len(a) < len(b)
 }
 
 // schemaMessage words a schema error for a person or a model, without the

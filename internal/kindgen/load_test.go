@@ -1,0 +1,61 @@
+package kindgen
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// FuzzLoad feeds arbitrary bytes to the schema loader and the generator:
+// they may reject a schema, but only with a located SchemaError, and never
+// panic.
+func FuzzLoad(f *testing.F) {
+	seeds, _ := filepath.Glob("../../spec/interactions/*.schema.json")
+	more, _ := filepath.Glob("../../cmd/kindgen/testdata/*/spec/interactions/*.schema.json")
+	for _, p := range append(seeds, more...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"x-kind":{"name":"a","capability":"b","description":"c"},"$defs":{"Spec":{"$ref":"#/$defs/Spec"},"Values":{},"Payload":{}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Load("spec/interactions/f.schema.json", data)
+		if err != nil {
+			var se *SchemaError
+			if !errors.As(err, &se) || se.Pointer == "" || !strings.HasPrefix(se.Pointer, "/") || se.Message == "" {
+				t.Fatalf("error without location: %v", err)
+			}
+			return
+		}
+		if _, err := goTypes(s); err != nil {
+			return
+		}
+		if _, err := kindFile(s, typeName(s, "Spec"), typeName(s, "Values")); err != nil {
+			return
+		}
+	})
+}
+
+func TestCamel(t *testing.T) {
+	for in, want := range map[string]string{
+		"identity_intake": "IdentityIntake", "identity-intake": "IdentityIntake", "ChoicesSpec": "ChoicesSpec",
+		"2fa code": "X2faCode", "": "",
+	} {
+		if got := camel(in); got != want {
+			t.Errorf("camel(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"questions": "question", "entries": "entry", "class": "class", "s": "s"} {
+		if got := singular(in); got != want {
+			t.Errorf("singular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A small kind written by hand, as kindgen would generate it.
+const noteSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$defs": {
+    "Spec": {"type": "object", "required": ["topic"], "additionalProperties": false,
+             "properties": {"topic": {"type": "string", "maxLength": 5},
+                            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}}},
+    "Values": {"type": "object", "required": ["text"], "additionalProperties": false,
+               "properties": {"text": {"type": "string", "minLength": 1}}},
+    "Payload": {"type": "object"}
+  }
+}`
+
+type noteSpec struct {
+	Topic string   `json:"topic"`
+	Tags  []string `json:"tags,omitempty"`
+}
+
+type noteValues struct {
+	Text string `json:"text"`
+}
+
+type noteRules struct{ normalized *int }
+
+func (noteRules) NormalizeRaise(args map[string]any) {
+	if s, ok := args["topic"].(string); ok {
+		args["topic"] = strings.TrimSpace(s)
+	}
+}
+
+func (r noteRules) NormalizeValues(v any) any {
+	*r.normalized++
+	if v == nil {
+		return map[string]any{"text": "(empty)"}
+	}
+	return v
+}
+
+func (noteRules) CheckSpec(s *noteSpec) []runtime.FieldError {
+	if s.Topic == "" {
+		return []runtime.FieldError{{Field: "topic", Message: "must not be blank"}}
+	}
+	return nil
+}
+
+func (noteRules) Validate(s *noteSpec, v *noteValues) (*noteValues, []runtime.FieldError) {
+	if s != nil && v.Text == s.Topic {
+		return nil, []runtime.FieldError{{Field: "text", Message: "must differ from the topic"}}
+	}
+	return &noteValues{Text: strings.ToUpper(v.Text)}, nil
+}
+
+func (noteRules) Fallback(s *noteSpec, reason string) string {
+	return "ask about " + s.Topic + " <now> & " + reason
+}
+
+func (noteRules) ErrorField(_ any, loc []string) string { return runtime.DefaultErrorField(loc) }
+
+func newNote(t *testing.T) (runtime.Kind, *int) {
+	t.Helper()
+	n := new(int)
+	k, err := runtime.NewKind[noteSpec, noteValues](runtime.Descriptor{
+		Name: "note", Capability: "note_card", ToolName: "request_note", Source: "note.schema.json", Schema: noteSchema,
+	}, noteRules{normalized: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, n
+}
+
+func TestParseRaise(t *testing.T) {
+	k, _ := newNote(t)
+	for name, c := range map[string]struct {
+		args, spec, reason, err string
+	}{
+		"canonical":       {args: `{"topic":" cats ","reason":" to file it "}`, spec: `{"topic":"cats"}`, reason: "to file it"},
+		"default reason":  {args: `{"topic":"cats"}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
+		"blank reason":    {args: `{"topic":"cats","reason":"  "}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
+		"null reason":     {args: `{"topic":"cats","reason":null}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
+		"empty arguments": {args: ``, err: "invalid arguments for request_note: topic: this field is required. Fix the arguments and call the tool again."},
+		"not JSON":        {args: `{"topic":`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected EOF. Fix the arguments and call the tool again."},
+		"trailing data":   {args: `{"topic":"a"} {}`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected data after the JSON value. Fix the arguments and call the tool again."},
+		"not an object":   {args: `["cats"]`, err: "invalid arguments for request_note: arguments must be a JSON object. Fix the arguments and call the tool again."},
+		"reason a number": {args: `{"topic":"cats","reason":5}`, err: "invalid arguments for request_note: reason: must be a string. Fix the arguments and call the tool again."},
+		"every schema error": {args: `{"topic":"too long","tags":["a",1,"c"],"x":true}`,
+			err: "invalid arguments for request_note: unknown field 'x'; tags: must have at most 2 entries (got 3); tags[1]: must be a string, not number; topic: must be at most 5 characters long (got 8). Fix the arguments and call the tool again."},
+		"rules error": {args: `{"topic":"   "}`, err: "invalid arguments for request_note: topic: must not be blank. Fix the arguments and call the tool again."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := k.ParseRaise([]byte(c.args))
+			if c.err != "" {
+				if err == nil {
+					t.Fatalf("no error, spec %s", r.Spec.JSON)
+				}
+				if diff := cmp.Diff(c.err, err.Error()); diff != "" {
+					t.Errorf("error (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(r.Spec.JSON) != c.spec || r.Reason != c.reason {
+				t.Errorf("got %s %q, want %s %q", r.Spec.JSON, r.Reason, c.spec, c.reason)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	k, normalized := newNote(t)
+	raise, err := k.ParseRaise([]byte(`{"topic":"cats"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := k.LoadSpec(raise.Spec.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		spec       *runtime.Spec
+		values     string
+		want       string
+		errs       []runtime.FieldError
+		normalizes bool
+	}{
+		"canonical":       {spec: &raise.Spec, values: `{"text":"hello"}`, want: `{"text":"HELLO"}`},
+		"stored spec":     {spec: &stored, values: `{"text":"hello"}`, want: `{"text":"HELLO"}`},
+		"format only":     {values: `{"text":"cats"}`, want: `{"text":"CATS"}`},
+		"rules error":     {spec: &raise.Spec, values: `{"text":"cats"}`, errs: []runtime.FieldError{{Field: "text", Message: "must differ from the topic"}}},
+		"null normalized": {spec: &raise.Spec, values: `null`, want: `{"text":"(EMPTY)"}`, normalizes: true},
+		"schema errors":   {spec: &raise.Spec, values: `{"text":"","more":1}`, normalizes: true, errs: []runtime.FieldError{{Field: "values", Message: "unknown field 'more'"}, {Field: "text", Message: "must be at least 1 character long"}}},
+		"missing":         {spec: &raise.Spec, values: `{}`, normalizes: true, errs: []runtime.FieldError{{Field: "text", Message: "this field is required"}}},
+		"wrong type":      {spec: &raise.Spec, values: `"text"`, normalizes: true, errs: []runtime.FieldError{{Field: "values", Message: "must be an object, not string"}}},
+		"not JSON":        {spec: &raise.Spec, values: `{"text":`, errs: []runtime.FieldError{{Field: "values", Message: "invalid values shape: unexpected EOF"}}},
+		"bad stored spec": {spec: &runtime.Spec{JSON: json.RawMessage(`{"topic":7}`)}, values: `{"text":"a"}`, errs: []runtime.FieldError{{Field: "values", Message: "the question can no longer be checked: load note spec: jsonschema validation failed with 'kindkit:///note.schema.json#/$defs/Spec'\n- at '/topic': got number, want string"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := *normalized
+			got, errs := k.Validate(c.spec, []byte(c.values))
+			if diff := cmp.Diff(c.errs, errs); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if string(got) != c.want {
+				t.Errorf("values = %s, want %s", got, c.want)
+			}
+			if (*normalized > before) != c.normalizes {
+				t.Errorf("NormalizeValues called: %v, want %v", *normalized > before, c.normalizes)
+			}
+		})
+	}
+}
+
+func TestFallbackEnvelope(t *testing.T) {
+	k, _ := newNote(t)
+	raise, _ := k.ParseRaise([]byte(`{"topic":"cats"}`))
+	want := `{"instructions":"ask about cats <now> & to help you better","kind":"note","mode":"conversational","reason":"to help you better","spec":{"topic":"cats"}}`
+	if got := k.Fallback(raise.Spec, raise.Reason); got != want {
+		t.Errorf("Fallback =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The payload's byte form is what the model reads; PROTOCOL.md §5 pins it.
+func TestPayloadJSON(t *testing.T) {
+	for _, c := range []struct {
+		p    runtime.Payload
+		want string
+	}{
+		{runtime.Submitted(json.RawMessage(`{"name":"Al <al@x.io>"}`)), `{"status":"submitted","values":{"name":"Al <al@x.io>"}}`},
+		{runtime.Declined(), `{"message":"The visitor declined. Continue helping them without this and do not ask again this conversation.","status":"declined"}`},
+		{runtime.NoResponse(), `{"message":"The visitor did not respond to the card. Continue without it; you may offer again later if it becomes relevant.","status":"no_response"}`},
+	} {
+		if got := c.p.JSON(); got != c.want {
+			t.Errorf("JSON() = %s, want %s", got, c.want)
+		}
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	a, _ := newNote(t)
+	b, _ := newNote(t)
+	if _, err := runtime.NewCatalog(a, b); err == nil {
+		t.Error("two kinds with one name were accepted")
+	}
+	c, err := runtime.NewCatalog(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := c.ByTool("request_note"); !ok || k != a {
+		t.Error("ByTool did not find the kind")
+	}
+	if _, ok := c.Kind("nope"); ok {
+		t.Error("found a kind that is not there")
+	}
+}
+
+func TestNewKindBadSchema(t *testing.T) {
+	for name, schema := range map[string]string{
+		"not JSON":  `{`,
+		"no Values": `{"$defs":{"Spec":{"type":"object"}}}`,
+	} {
+		if _, err := runtime.NewKind[noteSpec, noteValues](runtime.Descriptor{Name: "x", Schema: schema}, noteRules{}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
