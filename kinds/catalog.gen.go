@@ -6,16 +6,18 @@ package kinds
 import (
 	choicesgen "github.com/kindkit/kindkit/gen/choices"
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	choices "github.com/kindkit/kindkit/kinds/choices"
+	identityintake "github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/runtime"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.
 func All() (*runtime.Catalog, error) {
-	choicesKind, err := choicesgen.New(choicesgen.UnimplementedRules{})
+	choicesKind, err := choicesgen.New(choices.Rules{})
 	if err != nil {
 		return nil, err
 	}
-	identityintakeKind, err := identityintakegen.New(identityintakegen.UnimplementedRules{})
+	identityintakeKind, err := identityintakegen.New(identityintake.Rules{})
 	if err != nil {
 		return nil, err
 	}

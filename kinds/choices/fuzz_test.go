@@ -1,0 +1,74 @@
+package choices_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// fuzzSpecs are the specs FuzzValidate picks from by its spec argument; the
+// empty one is format-only mode.
+var fuzzSpecs = []string{
+	"",
+	planTopics,
+	`{"questions":[{"question":"Colour?","header":"Colour","options":["Red","Green","Blue","Red"],"multiSelect":true}]}`,
+}
+
+// FuzzValidate checks that any values give either canonical JSON that checks
+// to itself again, or at least one complete field error.
+func FuzzValidate(f *testing.F) {
+	for _, seed := range []struct {
+		values string
+		spec   uint8
+	}{
+		{`{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Billing"],"other":"Partnerships"}]}`, 1},
+		{`{"answers":[{"header":" Plan ","options":[" Basic ",""],"other":"  "},{"header":"Topics","other":"x"}]}`, 1},
+		{`{"answers":[{"header":"Plan","options":["Gold","Pro"]}]}`, 1},
+		{`{"answers":[{"header":"Colour","options":["Red","Red"]}]}`, 2},
+		{`{"answers":[{"header":"Any","options":["x"]},{"header":"","other":"y"}]}`, 0},
+		{`{"answers":[{"header":"Any"}]}`, 0},
+		{`{"answers":"x"}`, 1},
+		{`null`, 0},
+		{`{}`, 1},
+		{`[`, 0},
+	} {
+		f.Add([]byte(seed.values), seed.spec)
+	}
+	k := newKind(f)
+	specs := make([]*runtime.Spec, len(fuzzSpecs))
+	for i, args := range fuzzSpecs {
+		if args != "" {
+			r := mustRaise(f, k, args)
+			specs[i] = &r.Spec
+		}
+	}
+	f.Fuzz(func(t *testing.T, values []byte, spec uint8) {
+		s := specs[int(spec)%len(specs)]
+		out, errs := k.Validate(s, values)
+		if len(errs) > 0 {
+			if out != nil {
+				t.Errorf("Validate returned values %s and errors %v", out, errs)
+			}
+			for _, e := range errs {
+				if e.Field == "" || e.Message == "" {
+					t.Errorf("incomplete field error %+v", e)
+				}
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("Validate returned invalid JSON %q", out)
+		}
+		again, errs := k.Validate(s, out)
+		if len(errs) > 0 {
+			t.Fatalf("canonical %s does not check again: %v", out, errs)
+		}
+		if !bytes.Equal(again, out) {
+			t.Errorf("canonical values change when checked again (-first +second):\n%s", cmp.Diff(string(out), string(again)))
+		}
+	})
+}

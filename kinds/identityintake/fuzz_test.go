@@ -1,0 +1,82 @@
+package identityintake_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// fuzzSpecs are the specs FuzzValidate picks from by its spec argument; the
+// empty one is format-only mode.
+var fuzzSpecs = []string{
+	"",
+	nameEmailPhone,
+	`{"fields":["name","email","phone"]}`,
+}
+
+// FuzzValidate checks that any values give either canonical JSON that checks
+// to itself again, or at least one complete field error.
+func FuzzValidate(f *testing.F) {
+	for _, seed := range []struct {
+		values string
+		spec   uint8
+	}{
+		{`{"name":"Alice","email":"Alice@EXAMPLE.com","phone":"+1 (555) 123-4567"}`, 1},
+		{`{"name":" Bob ","phone":"555.123.4567"}`, 0},
+		{`{"email":"   "}`, 0},
+		{`{"email":"   "}`, 2},
+		{`{"email":"a@b@c.com","phone":"+0123456789"}`, 1},
+		{`{"phone":"+44 07911 123456","company":"Acme"}`, 0},
+		{`{"email":5}`, 1},
+		{`"abc"`, 0},
+		{`null`, 2},
+		{`{"name":`, 0},
+	} {
+		f.Add([]byte(seed.values), seed.spec)
+	}
+	k := newKind(f)
+	specs := make([]*runtime.Spec, len(fuzzSpecs))
+	for i, args := range fuzzSpecs {
+		if args != "" {
+			r := mustRaise(f, k, args)
+			specs[i] = &r.Spec
+		}
+	}
+	f.Fuzz(func(t *testing.T, values []byte, spec uint8) {
+		s := specs[int(spec)%len(specs)]
+		out, errs := k.Validate(s, values)
+		if len(errs) > 0 {
+			if out != nil {
+				t.Errorf("Validate returned values %s and errors %v", out, errs)
+			}
+			for _, e := range errs {
+				if e.Field == "" || e.Message == "" {
+					t.Errorf("incomplete field error %+v", e)
+				}
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("Validate returned invalid JSON %q", out)
+		}
+		again, errs := k.Validate(s, out)
+		if string(out) == "{}" {
+			// Only blanks were given: they pass the nothing-given check,
+			// which looks at the raw strings, but leave nothing behind.
+			if diff := cmp.Diff([]runtime.FieldError{fe("values", msgNothingGiven)}, errs); diff != "" {
+				t.Errorf("checking {} again (-want +got):\n%s", diff)
+			}
+			return
+		}
+		if len(errs) > 0 {
+			t.Fatalf("canonical %s does not check again: %v", out, errs)
+		}
+		if !bytes.Equal(again, out) {
+			t.Errorf("canonical values change when checked again (-first +second):\n%s", cmp.Diff(string(out), string(again)))
+		}
+	})
+}

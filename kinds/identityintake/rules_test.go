@@ -1,0 +1,412 @@
+package identityintake_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/kinds/identityintake"
+	"github.com/kindkit/kindkit/runtime"
+)
+
+const (
+	msgNothingGiven = "provide at least one of name/email/phone, or declined=true"
+	msgRequired     = "this field is required"
+	msgBadEmail     = "must be a valid email address"
+	msgBadPhone     = "must be a valid phone number (include your country code, e.g. +1 555 123 4567)"
+)
+
+// The spec most tests validate against: PROTOCOL §6.3's canonical example.
+const nameEmailPhone = `{"fields":[{"key":"name","required":false},"email",{"key":"phone","required":false,"label":" Mobile "}],"reason":"to send you the quote"}`
+
+func newKind(t testing.TB) runtime.Kind {
+	t.Helper()
+	k, err := identityintakegen.New(identityintake.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func mustRaise(t testing.TB, k runtime.Kind, args string) runtime.Raise {
+	t.Helper()
+	r, err := k.ParseRaise([]byte(args))
+	if err != nil {
+		t.Fatalf("ParseRaise(%s): %v", args, err)
+	}
+	return r
+}
+
+func fe(field, message string) runtime.FieldError {
+	return runtime.FieldError{Field: field, Message: message}
+}
+
+func TestParseRaise(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		args       string
+		wantSpec   string
+		wantReason string
+	}{
+		"protocol canonical spec": {
+			args:       nameEmailPhone,
+			wantSpec:   `{"fields":[{"key":"name","required":false},{"key":"email","required":true},{"key":"phone","label":"Mobile","required":false}]}`,
+			wantReason: "to send you the quote",
+		},
+		"string shorthand is required": {
+			args:     `{"fields":["name","email","phone"],"reason":"r"}`,
+			wantSpec: `{"fields":[{"key":"name","required":true},{"key":"email","required":true},{"key":"phone","required":true}]}`,
+		},
+		"required defaults to true": {
+			args:     `{"fields":[{"key":"name"},{"key":"email","required":"no"},{"key":"phone","required":null}],"reason":"r"}`,
+			wantSpec: `{"fields":[{"key":"name","required":true},{"key":"email","required":true},{"key":"phone","required":true}]}`,
+		},
+		"required false is kept": {
+			args:     `{"fields":[{"key":"email","required":false}],"reason":"r"}`,
+			wantSpec: `{"fields":[{"key":"email","required":false}]}`,
+		},
+		"blank label is dropped": {
+			args:     `{"fields":[{"key":"email","label":"   "},{"key":"phone","label":""}],"reason":"r"}`,
+			wantSpec: `{"fields":[{"key":"email","required":true},{"key":"phone","required":true}]}`,
+		},
+		"duplicate keys are accepted": {
+			args:     `{"fields":["email",{"key":"email","required":false}],"reason":"r"}`,
+			wantSpec: `{"fields":[{"key":"email","required":true},{"key":"email","required":false}]}`,
+		},
+		"reason defaults": {
+			args:       `{"fields":["email"]}`,
+			wantSpec:   `{"fields":[{"key":"email","required":true}]}`,
+			wantReason: runtime.DefaultReason,
+		},
+		"reason is trimmed": {
+			args:       `{"fields":["email"],"reason":"  to call you back "}`,
+			wantSpec:   `{"fields":[{"key":"email","required":true}]}`,
+			wantReason: "to call you back",
+		},
+	}
+	k := newKind(t)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := mustRaise(t, k, tt.args)
+			if diff := cmp.Diff(tt.wantSpec, string(r.Spec.JSON)); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if tt.wantReason != "" && r.Reason != tt.wantReason {
+				t.Errorf("reason = %q, want %q", r.Reason, tt.wantReason)
+			}
+		})
+	}
+}
+
+func TestParseRaiseErrors(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		args string
+		want []runtime.FieldError
+	}{
+		"fields not an array":             {`{"fields":"email","reason":"r"}`, []runtime.FieldError{fe("fields", "must be an array, not string")}},
+		"fields missing":                  {`{"reason":"r"}`, []runtime.FieldError{fe("fields", "this field is required")}},
+		"no fields":                       {`{"fields":[],"reason":"r"}`, []runtime.FieldError{fe("fields", "must have at least 1 entry (got 0)")}},
+		"unknown key, shorthand":          {`{"fields":["email","company"],"reason":"r"}`, []runtime.FieldError{fe("fields[1].key", "must be one of 'name', 'email', 'phone'")}},
+		"unknown key, object":             {`{"fields":[{"key":"Email"}],"reason":"r"}`, []runtime.FieldError{fe("fields[0].key", "must be one of 'name', 'email', 'phone'")}},
+		"key missing":                     {`{"fields":[{"required":true}],"reason":"r"}`, []runtime.FieldError{fe("fields[0].key", "this field is required")}},
+		"entry neither string nor object": {`{"fields":[true],"reason":"r"}`, []runtime.FieldError{fe("fields[0]", "must be an object, not boolean")}},
+		"label not a string":              {`{"fields":[{"key":"phone","label":5}],"reason":"r"}`, []runtime.FieldError{fe("fields[0].label", "must be a string, not number")}},
+		"unknown field property":          {`{"fields":[{"key":"phone","hint":"x"}],"reason":"r"}`, []runtime.FieldError{fe("fields[0]", "unknown field 'hint'")}},
+	}
+	k := newKind(t)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r, err := k.ParseRaise([]byte(tt.args))
+			var re *runtime.RaiseError
+			if !errors.As(err, &re) {
+				t.Fatalf("ParseRaise = %s, %v; want a *runtime.RaiseError", r.Spec.JSON, err)
+			}
+			if re.Tool != identityintakegen.ToolName {
+				t.Errorf("Tool = %q, want %q", re.Tool, identityintakegen.ToolName)
+			}
+			if diff := cmp.Diff(tt.want, re.Errors); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	const (
+		optionalEmail = `{"fields":[{"key":"email","required":false}]}`
+		requiredEmail = `{"fields":["email"]}`
+		allRequired   = `{"fields":["name","email","phone"]}`
+	)
+	tests := map[string]struct {
+		spec   string // raise arguments; empty for format-only
+		values string
+		want   string
+		errs   []runtime.FieldError
+	}{
+		"protocol submitted example": {
+			spec:   nameEmailPhone,
+			values: `{"name":"Alice","email":"Alice@EXAMPLE.com","phone":"+1 (555) 123-4567"}`,
+			want:   `{"email":"Alice@example.com","name":"Alice","phone":"+15551234567"}`,
+		},
+		"name is trimmed": {
+			spec:   nameEmailPhone,
+			values: `{"name":"  Alice Example \t","email":"alice@example.com"}`,
+			want:   `{"email":"alice@example.com","name":"Alice Example"}`,
+		},
+		"blank optional fields are left out": {
+			spec:   nameEmailPhone,
+			values: `{"name":"   ","email":"a@b.co","phone":""}`,
+			want:   `{"email":"a@b.co"}`,
+		},
+		"unknown keys are ignored": {
+			spec:   nameEmailPhone,
+			values: `{"email":"a@b.co","company":"Acme","phone_ext":5}`,
+			want:   `{"email":"a@b.co"}`,
+		},
+		"null fields count as absent": {
+			spec:   nameEmailPhone,
+			values: `{"name":null,"email":"a@b.co","phone":null}`,
+			want:   `{"email":"a@b.co"}`,
+		},
+		"volunteered fields are checked and kept": {
+			spec:   requiredEmail,
+			values: `{"name":"Bob","email":"bob@example.com","phone":"555.123.4567"}`,
+			want:   `{"email":"bob@example.com","name":"Bob","phone":"+15551234567"}`,
+		},
+		"volunteered fields are checked": {
+			spec:   requiredEmail,
+			values: `{"email":"bob@example.com","phone":"12345"}`,
+			errs:   []runtime.FieldError{fe("phone", msgBadPhone)},
+		},
+		"nothing given: empty object": {spec: nameEmailPhone, values: `{}`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
+		"nothing given: null":         {spec: nameEmailPhone, values: `null`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
+		"nothing given: empty strings": {
+			spec:   allRequired,
+			values: `{"name":"","email":"","phone":""}`,
+			errs:   []runtime.FieldError{fe("values", msgNothingGiven)},
+		},
+		"nothing given: only unknown keys": {spec: nameEmailPhone, values: `{"company":"Acme"}`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
+		"blank email against an optional email": {
+			spec:   optionalEmail,
+			values: `{"email":"   "}`,
+			want:   `{}`,
+		},
+		"blank email against a required email": {
+			spec:   requiredEmail,
+			values: `{"email":"   "}`,
+			errs:   []runtime.FieldError{fe("email", msgRequired)},
+		},
+		"required fields in spec order": {
+			spec:   `{"fields":["phone",{"key":"name","required":false},"email"]}`,
+			values: `{"name":"Bob"}`,
+			errs:   []runtime.FieldError{fe("phone", msgRequired), fe("email", msgRequired)},
+		},
+		"errors ordered required, email, phone": {
+			spec:   `{"fields":["phone","email","name"]}`,
+			values: `{"name":" ","email":"not-an-email","phone":"12345"}`,
+			errs:   []runtime.FieldError{fe("name", msgRequired), fe("email", msgBadEmail), fe("phone", msgBadPhone)},
+		},
+		"scenario: not-an-email": {spec: requiredEmail, values: `{"email":"not-an-email"}`, errs: []runtime.FieldError{fe("email", msgBadEmail)}},
+		"scenario: still bad@":   {spec: requiredEmail, values: `{"email":"still bad@"}`, errs: []runtime.FieldError{fe("email", msgBadEmail)}},
+		"scenario: corrected":    {spec: requiredEmail, values: `{"email":"alice@example.com"}`, want: `{"email":"alice@example.com"}`},
+		"format-only skips required": {
+			values: `{"name":"Bob"}`,
+			want:   `{"name":"Bob"}`,
+		},
+		"format-only still needs something": {values: `{}`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
+		"format-only blank email":           {values: `{"email":"   "}`, want: `{}`},
+		"format-only checks formats": {
+			values: `{"name":"Bob","email":"a@b","phone":"+0123456789"}`,
+			errs:   []runtime.FieldError{fe("email", msgBadEmail), fe("phone", msgBadPhone)},
+		},
+		"format-only normalises": {
+			values: `{"email":" Bob@Example.COM ","phone":"1 555 123 4567"}`,
+			want:   `{"email":"Bob@example.com","phone":"+15551234567"}`,
+		},
+		"values not an object": {values: `"abc"`, errs: []runtime.FieldError{fe("values", "must be an object, not string")}},
+		"value not a string":   {spec: nameEmailPhone, values: `{"email":5}`, errs: []runtime.FieldError{fe("email", "must be a string, not number")}},
+		"values not JSON":      {values: `{"email":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected EOF")}},
+	}
+	k := newKind(t)
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var spec *runtime.Spec
+			if tt.spec != "" {
+				r := mustRaise(t, k, tt.spec)
+				spec = &r.Spec
+			}
+			got, errs := k.Validate(spec, []byte(tt.values))
+			if diff := cmp.Diff(tt.errs, errs); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEmail(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{ // input → normalised, "" when rejected
+		// §6.3's rejected examples.
+		"no-at":     "",
+		"@x.com":    "",
+		"a@b":       "",
+		"a@.com":    "",
+		"a@b.":      "",
+		"a b@c.com": "",
+		"a@b@c.com": "",
+		// More of the same rules.
+		"a@b..com":                        "",
+		"a\t@b.com":                       "",
+		"a@b.com\r\nx":                    "",
+		"a@":                              "",
+		"@":                               "",
+		"still bad@":                      "",
+		"Alice@EXAMPLE.com":               "Alice@example.com",
+		"  x@Y.Z\n":                       "x@y.z",
+		"First.Last+Tag@Mail.Example.ORG": "First.Last+Tag@mail.example.org",
+		"a@b.c":                           "a@b.c",
+		"\"odd\"!#@x-y.com":               "\"odd\"!#@x-y.com",
+		"ÄB@ÜNI.DE":                       "ÄB@üni.de",
+	}
+	k := newKind(t)
+	for input, want := range tests {
+		t.Run(input, func(t *testing.T) {
+			t.Parallel()
+			values, _ := json.Marshal(map[string]string{"email": input})
+			got, errs := k.Validate(nil, values)
+			if want == "" {
+				if diff := cmp.Diff([]runtime.FieldError{fe("email", msgBadEmail)}, errs); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
+				return
+			}
+			wantJSON, _ := json.Marshal(map[string]string{"email": want})
+			if len(errs) > 0 || string(got) != string(wantJSON) {
+				t.Errorf("Validate = %s, %v; want %s", got, errs, wantJSON)
+			}
+		})
+	}
+}
+
+func TestPhone(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{ // input → E.164, "" when rejected
+		// §6.3's example table.
+		"+1 (555) 123-4567": "+15551234567",
+		"555.123.4567":      "+15551234567",
+		"1 555 123 4567":    "+15551234567",
+		"+44 7911 123456":   "+447911123456",
+		"+0123456789":       "",
+		"12345":             "",
+		"+1234567890123456": "",
+		// The edges of its rules.
+		"  5551234567  ":   "+15551234567",
+		"(555)1234567":     "+15551234567",
+		"+12345678":        "+12345678",        // 8 digits after +
+		"+1234567":         "",                 // 7
+		"+123456789012345": "+123456789012345", // 15
+		"15551234567":      "+15551234567",
+		"25551234567":      "", // 11 digits not starting with 1
+		"555123456":        "", // 9 digits
+		"555 123\t4567":    "", // a tab is not removed
+		"555_123_4567":     "", // nor an underscore
+		"+1 555 CALL NOW":  "",
+		"++15551234567":    "",
+		"+":                "",
+		"+ 44 (0) 20":      "",
+		"５５５１２３４５６７":       "", // digits are ASCII digits only
+		"+1-555-123-4567":  "+15551234567",
+		// The result is + and the digits, even where libphonenumber would
+		// strip a national prefix or does not know the country code.
+		"+44 07911 123456": "+4407911123456",
+		"+999 1234 5678":   "+99912345678",
+		"+39 06 1234 5678": "+390612345678",
+	}
+	k := newKind(t)
+	for input, want := range tests {
+		t.Run(input, func(t *testing.T) {
+			t.Parallel()
+			values, _ := json.Marshal(map[string]string{"phone": input})
+			got, errs := k.Validate(nil, values)
+			if want == "" {
+				if diff := cmp.Diff([]runtime.FieldError{fe("phone", msgBadPhone)}, errs); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
+				return
+			}
+			wantJSON := `{"phone":"` + want + `"}`
+			if len(errs) > 0 || string(got) != wantJSON {
+				t.Errorf("Validate = %s, %v; want %s", got, errs, wantJSON)
+			}
+		})
+	}
+}
+
+func TestFallback(t *testing.T) {
+	t.Parallel()
+	k := newKind(t)
+	raise := mustRaise(t, k, `{"fields":[{"key":"phone","required":false},"name","email"],"reason":"to send you the quote"}`)
+	var env struct {
+		Instructions string          `json:"instructions"`
+		Kind         string          `json:"kind"`
+		Mode         string          `json:"mode"`
+		Reason       string          `json:"reason"`
+		Spec         json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal([]byte(k.Fallback(raise.Spec, raise.Reason)), &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Kind != "identity_intake" || env.Mode != "conversational" || env.Reason != "to send you the quote" || string(env.Spec) != string(raise.Spec.JSON) {
+		t.Errorf("envelope = %+v", env)
+	}
+	// The directive's prose is free; these parts of it are not.
+	for _, want := range []string{
+		"cannot show a form",
+		"conversational",
+		"phone, name, email",
+		"one field at a time",
+		"to send you the quote",
+		"submit_interaction",
+		`kind "identity_intake"`,
+		"re-ask",
+		"declined=true",
+	} {
+		if !strings.Contains(env.Instructions, want) {
+			t.Errorf("instructions lack %q:\n%s", want, env.Instructions)
+		}
+	}
+}
+
+// TestCatalog checks that kinds.All wires these rules, not the schema alone.
+func TestCatalog(t *testing.T) {
+	t.Parallel()
+	cat, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := cat.Kind(identityintakegen.Name)
+	if !ok {
+		t.Fatalf("catalog has no %q kind", identityintakegen.Name)
+	}
+	raise, err := k.ParseRaise([]byte(`{"fields":["email"]}`))
+	if err != nil {
+		t.Fatalf("catalog kind ParseRaise: %v", err)
+	}
+	got, errs := k.Validate(&raise.Spec, []byte(`{"email":"Bob@EXAMPLE.com"}`))
+	if len(errs) > 0 || string(got) != `{"email":"Bob@example.com"}` {
+		t.Errorf("catalog kind Validate = %s, %v", got, errs)
+	}
+}
