@@ -1,0 +1,93 @@
+package kindserver
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/runtime/memstore"
+	"github.com/kindkit/kindkit/server"
+)
+
+// Run serves until ctx is cancelled, then drains; it returns the exit
+// status.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kindserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
+	script := fs.String("script", "", "run the scripted model from `FILE`: a mockLlmScript array or a whole scenario file")
+	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
+	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
+	verbose := fs.Bool("v", false, "log debug messages")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "kindserver: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	catalog, err := kinds.All()
+	if err != nil {
+		log.Error("load kinds", "err", err)
+		return 1
+	}
+	cfg := server.Config{Catalog: catalog, Store: memstore.New(), Model: server.Demo{}, ParkTimeout: *parkTimeout, Logger: log}
+	if *script != "" {
+		f, err := server.LoadScript(*script)
+		if err != nil {
+			log.Error("load script", "file", *script, "err", err)
+			return 1
+		}
+		cfg.Model, _ = server.NewScripted(f.Script)
+		cfg.Tools, cfg.ConfirmTools = f.Tools, f.ConfirmTools
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Close()
+		log.Error("listen", "addr", *addr, "err", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws\n", ln.Addr())
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		srv.Close()
+		log.Error("serve", "err", err)
+		return 1
+	case <-ctx.Done():
+	}
+	log.Info("draining")
+	dctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
+	defer cancel()
+	if err := srv.Shutdown(dctx); err != nil {
+		log.Warn("drain", "err", err)
+	}
+	if err := hs.Shutdown(dctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	log.Info("stopped")
+	return 0
+}

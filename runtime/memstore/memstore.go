@@ -1,0 +1,208 @@
+// Package memstore is the in-memory runtime.Store: one process, nothing
+// survives a restart. Tests and the scenario runner use it.
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// Store is safe for concurrent use.
+type Store struct {
+	mu       sync.Mutex
+	convs    map[string]*conversation
+	sessions map[string]*runtime.Session
+	parks    map[string]*runtime.Park
+}
+
+type conversation struct {
+	runtime.Conversation
+	messages []*runtime.Message
+	pending  string // id of the pending park
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{convs: map[string]*conversation{}, sessions: map[string]*runtime.Session{}, parks: map[string]*runtime.Park{}}
+}
+
+var _ runtime.Store = (*Store)(nil)
+
+func (s *Store) CreateConversation(_ context.Context, c *runtime.Conversation) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.convs[c.ID] = &conversation{Conversation: *c}
+	return nil
+}
+
+func (s *Store) Conversation(_ context.Context, id string) (*runtime.Conversation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok {
+		return nil, runtime.ErrNotFound
+	}
+	cp := c.Conversation
+	cp.Supports = slices.Clone(c.Supports)
+	return &cp, nil
+}
+
+func (s *Store) SetSupports(_ context.Context, id string, supports []string) error {
+	return s.withConv(id, func(c *conversation) { c.Supports = slices.Clone(supports) })
+}
+
+func (s *Store) SetModelPos(_ context.Context, id string, pos int) error {
+	return s.withConv(id, func(c *conversation) { c.ModelPos = pos })
+}
+
+func (s *Store) withConv(id string, f func(*conversation)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok {
+		return runtime.ErrNotFound
+	}
+	f(c)
+	return nil
+}
+
+func (s *Store) CreateSession(_ context.Context, sess *runtime.Session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp := *sess
+	s.sessions[sess.ID] = &cp
+	return nil
+}
+
+func (s *Store) Session(_ context.Context, id string) (*runtime.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	if !ok {
+		return nil, runtime.ErrNotFound
+	}
+	cp := *sess
+	return &cp, nil
+}
+
+func (s *Store) SetContact(_ context.Context, id, name, email, phone string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	if !ok {
+		return runtime.ErrNotFound
+	}
+	merge := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	merge(&sess.UserName, name)
+	merge(&sess.ContactEmail, email)
+	merge(&sess.ContactPhone, phone)
+	return nil
+}
+
+func (s *Store) AppendMessages(_ context.Context, msgs ...*runtime.Message) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range msgs {
+		c, ok := s.convs[m.ConversationID]
+		if !ok {
+			return runtime.ErrNotFound
+		}
+		cp := *m
+		c.messages = append(c.messages, &cp)
+	}
+	return nil
+}
+
+func (s *Store) Messages(_ context.Context, id string, roles []runtime.Role, before string, limit int) ([]*runtime.Message, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok {
+		return nil, false, runtime.ErrNotFound
+	}
+	end := len(c.messages)
+	if before != "" {
+		end = slices.IndexFunc(c.messages, func(m *runtime.Message) bool { return m.ID == before })
+		if end < 0 {
+			return nil, false, runtime.ErrNotFound
+		}
+	}
+	var out []*runtime.Message
+	i := end - 1
+	for ; i >= 0 && len(out) < limit; i-- {
+		if m := c.messages[i]; len(roles) == 0 || slices.Contains(roles, m.Role) {
+			cp := *m
+			out = append(out, &cp)
+		}
+	}
+	more := false
+	for ; i >= 0; i-- {
+		if len(roles) == 0 || slices.Contains(roles, c.messages[i].Role) {
+			more = true
+			break
+		}
+	}
+	return out, more, nil
+}
+
+func (s *Store) SavePark(_ context.Context, p *runtime.Park) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[p.ConversationID]
+	if !ok {
+		return runtime.ErrNotFound
+	}
+	cp := *p
+	s.parks[p.ID] = &cp
+	c.pending = p.ID
+	return nil
+}
+
+func (s *Store) PendingPark(_ context.Context, id string) (*runtime.Park, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok || c.pending == "" {
+		return nil, runtime.ErrNotFound
+	}
+	cp := *s.parks[c.pending]
+	return &cp, nil
+}
+
+func (s *Store) TakePark(_ context.Context, id string, state runtime.ParkState) (*runtime.Park, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.parks[id]
+	if !ok || p.State != runtime.ParkPending {
+		return nil, false, nil
+	}
+	// A resolved park is no longer needed: the turn carries on from the
+	// history, so the record is dropped to return its memory.
+	delete(s.parks, id)
+	if c := s.convs[p.ConversationID]; c != nil && c.pending == id {
+		c.pending = ""
+	}
+	p.State = state
+	return p, true, nil
+}
+
+func (s *Store) ExpiredParks(_ context.Context, now time.Time) ([]*runtime.Park, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*runtime.Park
+	for _, p := range s.parks {
+		if p.State == runtime.ParkPending && p.Deadline.Before(now) {
+			cp := *p
+			out = append(out, &cp)
+		}
+	}
+	return out, nil
+}

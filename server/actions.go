@@ -1,0 +1,376 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// dispatch handles one text frame on the reader goroutine.
+func (c *conn) dispatch(ctx context.Context, data []byte) {
+	f, supports, err := decodeFrame(data)
+	if err != nil {
+		c.send(errorEvent("", codeValidation, msgInvalidJSON))
+		return
+	}
+	switch f.Action {
+	case "":
+		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'action'"))
+	case "ping":
+		c.send(pongEvent(f.RequestID))
+	case "create_conversation_session":
+		c.createSession(ctx, f, supports)
+	case "get_session":
+		c.getSession(ctx, f)
+	case "send_message":
+		c.sendMessage(ctx, f)
+	case "submit_interaction":
+		c.submitInteraction(ctx, f)
+	case "cancel":
+		c.cancelTurn(ctx, f)
+	case "get_conversation_messages":
+		c.getMessages(ctx, f)
+	case "confirm_tool_action":
+		c.confirmToolAction(ctx, f)
+	default:
+		c.send(errorEvent(f.RequestID, codeUnsupportedAction, fmt.Sprintf("Unsupported action '%s'", f.Action)))
+	}
+}
+
+func (c *conn) internalError(requestID string, err error, what string) {
+	c.srv.log.Error(what, "requestId", requestID, "err", err)
+	c.send(errorEvent(requestID, codeInternal, msgInternal))
+}
+
+func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
+	store := c.srv.cfg.Store
+	agentID := strings.TrimSpace(f.AgentID)
+	if agentID == "" {
+		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'agentId'"))
+		return
+	}
+	var conv *runtime.Conversation
+	if f.ConversationID != "" {
+		existing, err := store.Conversation(ctx, f.ConversationID)
+		switch {
+		case err == nil:
+			conv = existing
+		case !errors.Is(err, runtime.ErrNotFound):
+			c.internalError(f.RequestID, err, "load conversation")
+			return
+		}
+	}
+	if conv == nil {
+		conv = &runtime.Conversation{ID: newConversationID(), CreatedAt: time.Now().UTC()}
+		if err := store.CreateConversation(ctx, conv); err != nil {
+			c.internalError(f.RequestID, err, "create conversation")
+			return
+		}
+	}
+	if supports != nil {
+		declared := supports
+		if len(declared) == 0 {
+			declared = nil // an explicit [] clears the set
+		}
+		if err := store.SetSupports(ctx, conv.ID, declared); err != nil {
+			c.srv.log.Warn("store supports", "conversationId", conv.ID, "err", err)
+		}
+	}
+	sess := &runtime.Session{ID: newUUID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,
+		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: newUUID(), AgentParticipantID: newUUID()}
+	if err := store.CreateSession(ctx, sess); err != nil {
+		c.internalError(f.RequestID, err, "create session")
+		return
+	}
+	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
+}
+
+func sessionData(s *runtime.Session) object {
+	d := object{"sessionId": s.ID, "conversationId": s.ConversationID, "agentName": s.AgentName,
+		"userParticipantId": s.UserParticipantID, "agentParticipantId": s.AgentParticipantID}
+	if s.AgentID != "" {
+		d["agentId"] = s.AgentID
+	}
+	return d
+}
+
+// session loads a session; ok is false when it does not exist.
+func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, error) {
+	if id == "" {
+		return nil, false, nil
+	}
+	s, err := c.srv.cfg.Store.Session(ctx, id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return nil, false, nil
+	}
+	return s, err == nil, err
+}
+
+func (c *conn) getSession(ctx context.Context, f *frame) {
+	sess, ok, err := c.session(ctx, f.SessionID)
+	if err != nil {
+		c.internalError(f.RequestID, err, "load session")
+		return
+	}
+	if !ok {
+		c.send(errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
+		return
+	}
+	c.send(immediate(f.RequestID, 200, "OK", sessionData(sess)))
+}
+
+func (c *conn) sendMessage(ctx context.Context, f *frame) {
+	c.mu.Lock()
+	busy := c.active != nil
+	c.mu.Unlock()
+	if busy {
+		c.send(errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress))
+		return
+	}
+	requestID := f.RequestID
+	if requestID == "" {
+		requestID = newUUID()
+	}
+	sess, ok, err := c.session(ctx, f.SessionID)
+	if err != nil {
+		c.internalError(requestID, err, "load session")
+		return
+	}
+	if !ok {
+		c.send(errorEvent(requestID, codeSessionNotFound, "Session not found"))
+		return
+	}
+	t := c.srv.newTurn(c, sess, runtime.TurnState{RequestID: requestID})
+	c.mu.Lock()
+	c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
+	c.active = t
+	c.mu.Unlock()
+	t.start(&runtime.Message{ID: newUUID(), ConversationID: sess.ConversationID, Role: runtime.RoleUser,
+		Text: f.Message, CreatedAt: time.Now().UTC()})
+}
+
+// submitInteraction runs the checks of PROTOCOL.md §2.5 in order.
+func (c *conn) submitInteraction(ctx context.Context, f *frame) {
+	s := c.srv
+	if f.RequestID == "" {
+		c.send(errorEvent("", codeValidation, "submit_interaction requires a 'requestId'"))
+		return
+	}
+	if f.SessionID == "" {
+		c.send(errorEvent(f.RequestID, codeValidation, "submit_interaction requires a 'sessionId'"))
+		return
+	}
+	noPending := func() {
+		c.send(errorEvent(f.RequestID, codeNoPendingInteract,
+			fmt.Sprintf("no interaction is awaiting submission for session '%s'", f.SessionID)))
+	}
+	sess, ok, err := c.session(ctx, f.SessionID)
+	if err != nil {
+		c.internalError(f.RequestID, err, "load session")
+		return
+	}
+	if !ok {
+		noPending()
+		return
+	}
+	p, err := s.cfg.Store.PendingPark(ctx, sess.ConversationID)
+	if errors.Is(err, runtime.ErrNotFound) || (err == nil && p.Type != runtime.ParkInteraction) {
+		noPending()
+		return
+	}
+	if err != nil {
+		c.internalError(f.RequestID, err, "load park")
+		return
+	}
+	if f.InteractionID != p.ID {
+		c.send(errorEvent(f.RequestID, codeInteractionMismatch, "the submitted 'interactionId' does not match the pending interaction"))
+		return
+	}
+	if f.Kind != nil && *f.Kind != p.Kind {
+		c.send(errorEvent(f.RequestID, codeInteractionMismatch, fmt.Sprintf("the pending interaction is '%s', not '%s'", p.Kind, *f.Kind)))
+		return
+	}
+	if c.busyWithOther(p.ID) {
+		c.send(errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress))
+		return
+	}
+	if f.Declined {
+		c.resolve(ctx, f, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
+			toolResult{text: runtime.Declined().JSON()})
+		return
+	}
+	if f.Values == nil {
+		c.send(errorEvent(f.RequestID, codeValidation, "submit_interaction requires 'values' (or 'declined': true)"))
+		return
+	}
+	k, ok := s.cfg.Catalog.Kind(p.Kind)
+	if !ok {
+		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("interaction kind '%s' is not hosted by this server", p.Kind)))
+		return
+	}
+	spec, err := k.LoadSpec(p.Spec)
+	if err != nil {
+		c.internalError(f.RequestID, err, "load parked spec")
+		return
+	}
+	values, errs := k.Validate(&spec, f.Values)
+	if len(errs) > 0 {
+		c.send(nested("interaction_invalid", f.RequestID, object{
+			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))
+		return
+	}
+	c.resolve(ctx, f, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
+		toolResult{text: runtime.Submitted(values).JSON()},
+		func() { s.hostEffect(ctx, sess.ID, p.Kind, values) })
+}
+
+// busyWithOther tells whether this connection runs a turn other than the
+// one parked on park id.
+func (c *conn) busyWithOther(parkID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active != nil && c.active.parkID != parkID
+}
+
+// resolve takes the park (exactly once, through the store), queues the ack,
+// runs the host effect, and only then resumes the turn, so the ack is on
+// the wire before any frame of the resumed stream.
+func (c *conn) resolve(ctx context.Context, f *frame, p *runtime.Park, ack object, message string, r toolResult, effects ...func()) {
+	taken, ok, err := c.srv.cfg.Store.TakePark(ctx, p.ID, runtime.ParkResolved)
+	if err != nil {
+		c.internalError(f.RequestID, err, "take park")
+		return
+	}
+	if !ok {
+		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("no interaction is awaiting submission for session '%s'", f.SessionID)))
+		return
+	}
+	c.send(immediate(f.RequestID, 200, message, ack))
+	for _, e := range effects {
+		e()
+	}
+	c.srv.resume(c, taken, r)
+}
+
+func (c *conn) cancelTurn(ctx context.Context, f *frame) {
+	c.mu.Lock()
+	t := c.active
+	if t == nil {
+		c.mu.Unlock()
+		return // nothing to cancel: nothing is sent
+	}
+	c.active = nil
+	requestID := t.requestID
+	if requestID == "" {
+		requestID = f.RequestID
+	}
+	c.enqueueLocked(cancelledEvent(requestID))
+	c.mu.Unlock()
+	t.cancel()
+	if t.parkID != "" {
+		// Cleared here, not by the turn, so a submit racing the cancel
+		// deterministically finds nothing.
+		c.srv.claimParked(t.parkID)
+		if _, _, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkCancelled); err != nil {
+			c.srv.log.Error("cancel park", "interactionId", t.parkID, "err", err)
+		}
+	}
+}
+
+func (c *conn) getMessages(ctx context.Context, f *frame) {
+	if f.SessionID == "" {
+		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'sessionId'"))
+		return
+	}
+	sess, ok, err := c.session(ctx, f.SessionID)
+	if err != nil {
+		c.internalError(f.RequestID, err, "load session")
+		return
+	}
+	if !ok {
+		c.send(errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
+		return
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 100)
+	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []runtime.Role{runtime.RoleUser, runtime.RoleReply}, f.Cursor, limit)
+	if errors.Is(err, runtime.ErrNotFound) && f.Cursor != "" {
+		c.send(errorEvent(f.RequestID, codeValidation, "Unknown 'cursor'"))
+		return
+	}
+	if err != nil {
+		c.srv.log.Error("list messages", "err", err)
+		c.send(errorEvent(f.RequestID, codeStorage, "Failed to list messages."))
+		return
+	}
+	out := make([]object, len(msgs))
+	for i, m := range msgs {
+		dir := "outbound"
+		if m.Role == runtime.RoleUser {
+			dir = "inbound"
+		}
+		out[i] = object{"id": m.ID, "direction": dir, "content": object{"text": m.Text},
+			"createdAt": m.CreatedAt.UTC().Format(time.RFC3339Nano)}
+	}
+	var next any
+	if more && len(msgs) > 0 {
+		next = msgs[len(msgs)-1].ID
+	}
+	c.send(immediate(f.RequestID, 200, "ConversationMessages", object{"messages": out, "nextCursor": next, "hasMore": more}))
+}
+
+func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
+	if f.SessionID == "" {
+		c.send(errorEvent(f.RequestID, codeValidation, "confirm_tool_action requires a 'sessionId'"))
+		return
+	}
+	if f.Approved == nil {
+		c.send(errorEvent(f.RequestID, codeValidation, "confirm_tool_action requires a boolean 'approved'"))
+		return
+	}
+	noPending := func() {
+		c.send(errorEvent(f.RequestID, codeNoPendingConfirm,
+			fmt.Sprintf("no tool action is awaiting confirmation for session '%s'", f.SessionID)))
+	}
+	c.mu.Lock()
+	t := c.active
+	c.mu.Unlock()
+	if t == nil || t.parkType != runtime.ParkConfirmation || t.session.ID != f.SessionID {
+		noPending()
+		return
+	}
+	p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkResolved)
+	if err != nil {
+		c.internalError(f.RequestID, err, "take confirmation")
+		return
+	}
+	if !ok {
+		noPending()
+		return
+	}
+	message := "Tool action rejected"
+	r := toolResult{text: deniedResult, isError: true}
+	if *f.Approved {
+		message = "Tool action approved"
+		r = c.srv.runFixedTool(p.ToolCall)
+	}
+	c.send(immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
+	c.srv.resume(c, p, r)
+}
+
+// runFixedTool runs an approved host tool.
+func (s *Server) runFixedTool(call runtime.ToolCall) toolResult {
+	for _, ft := range s.cfg.Tools {
+		if ft.Name == call.Name {
+			return toolResult{text: ft.Result}
+		}
+	}
+	return toolResult{text: fmt.Sprintf("unknown tool '%s'", call.Name), isError: true}
+}

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/coder/websocket"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// conn is one WebSocket connection: a reader (serve) that dispatches
+// actions, and one writer that sends queued frames in order.
+type conn struct {
+	srv *Server
+	ws  *websocket.Conn
+
+	mu       sync.Mutex
+	queue    [][]byte
+	closed   bool          // no more frames will be queued
+	wake     chan struct{} // signals the writer; capacity 1
+	active   *turn         // the connection's one turn, running or parked
+	draining bool          // stop taking frames
+	idle     chan struct{} // closed when active becomes nil during a drain
+
+	writerDone chan struct{}
+}
+
+func newConn(s *Server, ws *websocket.Conn) *conn {
+	c := &conn{srv: s, ws: ws, wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
+	go c.writeLoop()
+	return c
+}
+
+// serve reads frames until the connection ends, then aborts a running turn.
+// A parked turn stays parked in the store.
+func (c *conn) serve(ctx context.Context) {
+	defer func() {
+		c.mu.Lock()
+		t := c.active
+		c.active = nil
+		draining := c.draining
+		c.mu.Unlock()
+		if t != nil {
+			if t.parkID != "" {
+				c.srv.mu.Lock()
+				if c.srv.parked[t.parkID] == t {
+					delete(c.srv.parked, t.parkID)
+				}
+				c.srv.mu.Unlock()
+			} else if !draining {
+				t.cancel()
+			}
+		}
+		c.closeQueue()
+		<-c.writerDone
+	}()
+	for {
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		draining := c.draining
+		c.mu.Unlock()
+		if draining {
+			continue
+		}
+		if typ != websocket.MessageText {
+			c.send(errorEvent("", codeValidation, msgBinary))
+			continue
+		}
+		c.dispatch(ctx, data)
+	}
+}
+
+// send queues an event. Frames are encoded here, so the writer only writes.
+func (c *conn) send(ev event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.enqueueLocked(ev)
+}
+
+func (c *conn) enqueueLocked(ev event) {
+	if c.closed {
+		return
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		c.srv.log.Error("encode event", "type", ev.Type, "err", err)
+		return
+	}
+	if len(c.queue) >= maxQueuedFrames {
+		// A client that stops reading loses its connection, never the
+		// server's memory or another connection's progress.
+		c.srv.log.Warn("client is not reading; closing its connection", "queued", len(c.queue))
+		c.closed = true
+		c.queue = nil
+		go c.ws.Close(websocket.StatusPolicyViolation, "too many unread frames")
+		return
+	}
+	c.queue = append(c.queue, data)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// closeQueue lets the writer finish what is queued and stop.
+func (c *conn) closeQueue() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *conn) writeLoop() {
+	defer close(c.writerDone)
+	for range c.wake {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		closed := c.closed
+		c.mu.Unlock()
+		for _, data := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+			err := c.ws.Write(ctx, websocket.MessageText, data)
+			cancel()
+			if err != nil {
+				c.mu.Lock()
+				c.closed = true
+				c.queue = nil
+				c.mu.Unlock()
+				c.ws.CloseNow()
+				return
+			}
+		}
+		if closed {
+			return
+		}
+	}
+}
+
+// emit queues an event of turn t, unless t is no longer the connection's
+// turn (cancelled, or resumed elsewhere): nothing of a cancelled turn is
+// ever sent after its cancelled event.
+func (c *conn) emit(t *turn, ev event) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active != t {
+		return false
+	}
+	c.enqueueLocked(ev)
+	return true
+}
+
+// finish queues t's terminal event and frees the slot.
+func (c *conn) finish(t *turn, ev event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active != t {
+		return
+	}
+	c.enqueueLocked(ev)
+	c.active = nil
+	c.signalIdleLocked()
+}
+
+// release frees the slot of t without a word (it resumes elsewhere).
+func (c *conn) release(t *turn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active == t {
+		c.active = nil
+		c.signalIdleLocked()
+	}
+}
+
+func (c *conn) signalIdleLocked() {
+	if c.idle != nil && c.active == nil {
+		close(c.idle)
+		c.idle = nil
+	}
+}
+
+// drain stops taking frames, resolves this connection's park (unless parks
+// outlive the process), waits for its turn to finish, flushes and closes.
+func (c *conn) drain(ctx context.Context) {
+	c.mu.Lock()
+	c.draining = true
+	t := c.active
+	var idle chan struct{}
+	if t != nil {
+		idle = make(chan struct{})
+		c.idle = idle
+	}
+	c.mu.Unlock()
+	if t != nil {
+		if t.parkID != "" {
+			if c.srv.cfg.KeepParksOnDrain {
+				c.release(t)
+			} else if p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkExpired); err == nil && ok {
+				c.srv.resume(c, p, c.srv.expiredResult(p))
+			} else {
+				c.release(t)
+			}
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+		}
+	}
+	c.closeQueue()
+	select {
+	case <-c.writerDone:
+	case <-ctx.Done():
+	}
+	if err := c.ws.Close(websocket.StatusGoingAway, "server draining"); err != nil && !errors.Is(err, context.Canceled) {
+		c.srv.log.Debug("close after drain", "err", err)
+	}
+}

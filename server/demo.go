@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// Demo is the built-in model of kindserver with no flags: on a
+// conversation's first message it raises a choices card, and it answers
+// from the picks, so a newcomer sees the whole flow without a real model.
+type Demo struct{}
+
+const demoRaise = `{"questions":[` +
+	`{"question":"Which plan are you curious about?","header":"Plan","options":[{"label":"Starter","description":"For one person"},{"label":"Team","description":"Up to 20 seats"},{"label":"Enterprise"}]},` +
+	`{"question":"What should the answer cover?","header":"Topics","options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"multiSelect":true}],` +
+	`"reason":"to tailor the answer to you"}`
+
+func (Demo) Respond(ctx context.Context, req ModelRequest, onText func(string)) (ModelResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return ModelResponse{}, err
+	}
+	h := req.History
+	if len(h) == 0 {
+		return ModelResponse{}, nil
+	}
+	last := h[len(h)-1]
+	var text string
+	switch {
+	case last.Role == runtime.RoleTool && last.ToolName == "request_choices":
+		text = demoAnswer(last.Text)
+	case last.Role == runtime.RoleUser && !hasAssistant(h[:len(h)-1]):
+		return ModelResponse{ToolCalls: []runtime.ToolCall{{ID: "call-" + newUUID(), Name: "request_choices", Arguments: demoRaise}}}, nil
+	case last.Role == runtime.RoleUser:
+		text = fmt.Sprintf("You said %q. I am kindkit's demo model: I only ask one card per conversation. Run kindserver with -script or a real model for more.", last.Text)
+	default:
+		text = "Done."
+	}
+	for _, piece := range strings.SplitAfter(text, " ") {
+		onText(piece)
+	}
+	return ModelResponse{Text: text}, nil
+}
+
+func hasAssistant(h []*runtime.Message) bool {
+	for _, m := range h {
+		if m.Role == runtime.RoleAssistant {
+			return true
+		}
+	}
+	return false
+}
+
+// demoAnswer words the raise's tool result for the person.
+func demoAnswer(result string) string {
+	var p struct {
+		Status       string `json:"status"`
+		Mode         string `json:"mode"`
+		Instructions string `json:"instructions"`
+		Values       struct {
+			Answers []struct {
+				Header  string   `json:"header"`
+				Options []string `json:"options"`
+				Other   string   `json:"other"`
+			} `json:"answers"`
+		} `json:"values"`
+	}
+	if json.Unmarshal([]byte(result), &p) != nil {
+		return "Something went wrong with the card."
+	}
+	switch {
+	case p.Mode == "conversational":
+		return "Your client cannot show cards, so let me ask in words: which plan are you curious about (Starter, Team or Enterprise), and what should the answer cover (Pricing, Security, Integrations)?"
+	case p.Status == "declined":
+		return "No problem, we can skip that. What else can I do for you?"
+	case p.Status == "no_response":
+		return "The card timed out; ask again whenever you like."
+	}
+	var parts []string
+	for _, a := range p.Values.Answers {
+		picks := append([]string(nil), a.Options...)
+		if a.Other != "" {
+			picks = append(picks, a.Other)
+		}
+		parts = append(parts, a.Header+": "+strings.Join(picks, ", "))
+	}
+	return "Thanks — you picked " + strings.Join(parts, "; ") + ". That is the whole flow: the card parked the turn, your submit was validated, and the turn resumed with the canonical payload."
+}

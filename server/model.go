@@ -1,0 +1,46 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// Model is the agent's language model: one call streams text through onText
+// and returns the whole response.
+type Model interface {
+	Respond(ctx context.Context, req ModelRequest, onText func(string)) (ModelResponse, error)
+}
+
+// ModelRequest is one model call of a turn.
+type ModelRequest struct {
+	ConversationID string
+	// Position is the model's own position in a stateful source, kept with
+	// the conversation (the scripted model's index in its script).
+	Position int
+	History  []*runtime.Message // oldest first: user, assistant and tool messages
+	Tools    []Tool
+}
+
+// ModelResponse is the complete answer of one model call.
+type ModelResponse struct {
+	Text      string
+	ToolCalls []runtime.ToolCall
+	Usage     runtime.Usage
+	Position  int // the position after this call
+}
+
+// Tool is a tool offered to the model.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object
+}
+
+// FixedTool is a host tool that returns the same result whatever its
+// arguments (the scenario corpus's server.tools).
+type FixedTool struct {
+	Tool
+	Result string
+}

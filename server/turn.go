@@ -1,0 +1,477 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// A turn is one send_message and everything it causes, until its terminal
+// event. While it runs it has a goroutine; while it is parked it is only the
+// park record in the store (and, for speed, this struct in its
+// connection's slot).
+type turn struct {
+	srv       *Server
+	conn      *conn // nil when no connection follows the turn (it still finishes)
+	session   *runtime.Session
+	requestID string
+	ctx       context.Context
+	cancel    context.CancelFunc
+	state     runtime.TurnState
+	parkID    string // set while parked
+	parkType  runtime.ParkKind
+}
+
+const (
+	deniedResult       = "Denied by human: user rejected the action"
+	submitToolName     = "submit_interaction"
+	submitToolSchema   = `{"type":"object","properties":{"kind":{"type":"string","enum":%s,"description":"The interaction kind whose fallback you followed."},"values":{"type":"object","description":"The values the visitor gave, shaped as the fallback instructions say."},"declined":{"type":"boolean","description":"True when the visitor refused to answer."}},"required":["kind"]}`
+	submitToolDescribe = "Submit what the visitor told you in conversation for an interaction whose card this channel cannot show. The values are checked; on errors, re-ask the visitor and submit again."
+)
+
+func (s *Server) newTurn(c *conn, sess *runtime.Session, state runtime.TurnState) *turn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &turn{srv: s, conn: c, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state}
+}
+
+// start runs the turn on its own goroutine.
+func (t *turn) start(userMessage *runtime.Message) {
+	t.srv.turns.Add(1)
+	go func() {
+		defer t.srv.turns.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				t.srv.log.Error("turn panicked", "requestId", t.requestID, "panic", r)
+				t.fail(fmt.Errorf("panic: %v", r))
+			}
+		}()
+		if userMessage != nil {
+			if err := t.srv.cfg.Store.AppendMessages(t.ctx, userMessage); err != nil {
+				t.fail(err)
+				return
+			}
+		}
+		t.run()
+	}()
+}
+
+func (t *turn) emit(ev event) {
+	if t.conn != nil {
+		t.conn.emit(t, ev)
+	}
+}
+
+// fail ends the turn with INTERNAL_ERROR; details stay in the log.
+func (t *turn) fail(err error) {
+	if t.ctx.Err() != nil {
+		return // cancelled or disconnected: nobody is waiting for an answer
+	}
+	t.srv.log.Error("turn failed", "requestId", t.requestID, "err", err)
+	if t.conn != nil {
+		t.conn.finish(t, errorEvent(t.requestID, codeInternal, msgInternal))
+	}
+	t.cancel()
+}
+
+// run is the agent loop: answer the pending tool calls, call the model, and
+// again, until the model answers without tools or a tool parks the turn.
+func (t *turn) run() {
+	store := t.srv.cfg.Store
+	for {
+		for len(t.state.Pending) > 0 {
+			if t.ctx.Err() != nil {
+				return
+			}
+			call := t.state.Pending[0]
+			t.state.Pending = t.state.Pending[1:]
+			parked, err := t.runTool(call)
+			if err != nil {
+				t.fail(err)
+				return
+			}
+			if parked {
+				return
+			}
+		}
+		if t.ctx.Err() != nil {
+			return
+		}
+		conv, err := store.Conversation(t.ctx, t.session.ConversationID)
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		history, err := t.history()
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		resp, err := t.srv.cfg.Model.Respond(t.ctx, ModelRequest{
+			ConversationID: conv.ID, Position: conv.ModelPos, History: history, Tools: t.tools(conv),
+		}, func(text string) {
+			if text != "" {
+				t.emit(tokenEvent(t.requestID, text))
+			}
+		})
+		if t.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			t.fail(fmt.Errorf("model: %w", err))
+			return
+		}
+		if resp.Position != conv.ModelPos {
+			if err := store.SetModelPos(t.ctx, conv.ID, resp.Position); err != nil {
+				t.fail(err)
+				return
+			}
+		}
+		t.state.Text += resp.Text
+		t.state.Usage = t.state.Usage.Add(resp.Usage)
+		for i := range resp.ToolCalls {
+			if resp.ToolCalls[i].ID == "" {
+				resp.ToolCalls[i].ID = "call-" + newUUID()
+			}
+		}
+		if resp.Text != "" || len(resp.ToolCalls) > 0 {
+			err := store.AppendMessages(t.ctx, &runtime.Message{ID: newUUID(), ConversationID: conv.ID,
+				Role: runtime.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, CreatedAt: time.Now().UTC()})
+			if err != nil {
+				t.fail(err)
+				return
+			}
+		}
+		if len(resp.ToolCalls) == 0 {
+			t.complete()
+			return
+		}
+		t.state.Pending = resp.ToolCalls
+	}
+}
+
+// complete stores the reply and sends eventual_response.
+func (t *turn) complete() {
+	reply := &runtime.Message{ID: newUUID(), ConversationID: t.session.ConversationID, Role: runtime.RoleReply,
+		Text: t.state.Text, CreatedAt: time.Now().UTC()}
+	if err := t.srv.cfg.Store.AppendMessages(t.ctx, reply); err != nil {
+		t.fail(err)
+		return
+	}
+	payload := object{
+		"messageId": reply.ID,
+		"response": object{
+			"responseParts":          []string{t.state.Text},
+			"customerHappinessScore": 0.5,
+			"needsSatisfactionScore": 0.5,
+			"requestSummary":         "",
+			"resolutionStatus":       "in_progress",
+			"suggestedNextActions":   []string{},
+		},
+		"needsEscalation": false,
+		"usage": object{
+			"promptTokens":     t.state.Usage.PromptTokens,
+			"completionTokens": t.state.Usage.CompletionTokens,
+			"costUsd":          0,
+		},
+	}
+	ev := event{Type: "eventual_response", RequestID: t.requestID, Status: 200,
+		Data: object{"requestId": t.requestID, "status": 200, "data": payload}, Timestamp: now()}
+	if t.conn != nil {
+		t.conn.finish(t, ev)
+	}
+	t.cancel()
+}
+
+// history is what the model sees: the last messages of the conversation,
+// oldest first, without tool calls that never got a result (a cancelled
+// turn's) so every call the model sees is answered.
+func (t *turn) history() ([]*runtime.Message, error) {
+	msgs, _, err := t.srv.cfg.Store.Messages(t.ctx, t.session.ConversationID,
+		[]runtime.Role{runtime.RoleUser, runtime.RoleAssistant, runtime.RoleTool}, "", historyLimit)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(msgs)
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == runtime.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	out := msgs[:0]
+	for i, m := range msgs {
+		if m.Role == runtime.RoleTool && (i == 0 || !hasCall(msgs[:i], m.ToolCallID)) {
+			continue // its call fell outside the window
+		}
+		if m.Role == runtime.RoleAssistant && len(m.ToolCalls) > 0 {
+			cp := *m
+			cp.ToolCalls = slices.DeleteFunc(slices.Clone(m.ToolCalls), func(c runtime.ToolCall) bool { return !answered[c.ID] })
+			if cp.Text == "" && len(cp.ToolCalls) == 0 {
+				continue
+			}
+			m = &cp
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func hasCall(msgs []*runtime.Message, id string) bool {
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// supported tells whether the conversation declared a capability.
+func supported(conv *runtime.Conversation, capability string) bool {
+	return capability != "" && slices.Contains(conv.Supports, capability)
+}
+
+// tools are the host tools, then one raise tool per kind, then
+// submit_interaction when some kind is on the conversational path.
+func (t *turn) tools(conv *runtime.Conversation) []Tool {
+	var tools []Tool
+	for _, ft := range t.srv.cfg.Tools {
+		tools = append(tools, ft.Tool)
+	}
+	var fallback []string
+	for _, k := range t.srv.cfg.Catalog.Kinds() {
+		d := k.Descriptor()
+		tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
+		if !supported(conv, d.Capability) {
+			fallback = append(fallback, d.Name)
+		}
+	}
+	if len(fallback) > 0 {
+		enum, _ := json.Marshal(fallback)
+		tools = append(tools, Tool{Name: submitToolName, Description: submitToolDescribe,
+			Parameters: json.RawMessage(fmt.Sprintf(submitToolSchema, enum))})
+	}
+	return tools
+}
+
+type toolResult struct {
+	text    string
+	isError bool
+}
+
+// runTool runs one tool call: it emits the call chunk and the result chunk
+// and stores the result, or parks the turn.
+func (t *turn) runTool(call runtime.ToolCall) (parked bool, err error) {
+	s := t.srv
+	if k, ok := s.cfg.Catalog.ByTool(call.Name); ok {
+		return t.raise(k, call)
+	}
+	if call.Name == submitToolName {
+		return false, t.answer(call, t.submitTool(call))
+	}
+	for _, ft := range s.cfg.Tools {
+		if ft.Name != call.Name {
+			continue
+		}
+		if t.gated(call.Name) {
+			return t.park(&runtime.Park{Type: runtime.ParkConfirmation, ToolCall: call},
+				nested("write_confirmation_required", t.requestID, object{
+					"toolId": call.Name, "actionDescription": fmt.Sprintf("Approve calling tool '%s'?", call.Name)}))
+		}
+		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
+		return false, t.answer(call, toolResult{text: ft.Result})
+	}
+	t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
+	return false, t.answer(call, toolResult{text: fmt.Sprintf("unknown tool '%s'", call.Name), isError: true})
+}
+
+func (t *turn) gated(name string) bool {
+	for _, sub := range t.srv.cfg.ConfirmTools {
+		if sub != "" && strings.Contains(name, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// answer stores a tool result and emits its chunk.
+func (t *turn) answer(call runtime.ToolCall, r toolResult) error {
+	err := t.srv.cfg.Store.AppendMessages(t.ctx, &runtime.Message{ID: newUUID(), ConversationID: t.session.ConversationID,
+		Role: runtime.RoleTool, Text: r.text, ToolCallID: call.ID, ToolName: call.Name, IsError: r.isError, CreatedAt: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	t.emit(toolResultChunk(t.requestID, call.Name, r.text, r.isError))
+	return nil
+}
+
+// raise handles a kind's raise tool: a tool error when the arguments are
+// wrong, the card when the conversation declared the capability, the
+// conversational fallback otherwise.
+func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
+	d := k.Descriptor()
+	r, err := k.ParseRaise([]byte(call.Arguments))
+	if err != nil {
+		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
+		return false, t.answer(call, toolResult{text: err.Error(), isError: true})
+	}
+	conv, err := t.srv.cfg.Store.Conversation(t.ctx, t.session.ConversationID)
+	if err != nil {
+		return false, err
+	}
+	if !supported(conv, d.Capability) {
+		if t.state.Stashed == nil {
+			t.state.Stashed = map[string]string{}
+		}
+		t.state.Stashed[d.Name] = string(r.Spec.JSON)
+		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
+		return false, t.answer(call, toolResult{text: k.Fallback(r.Spec, r.Reason)})
+	}
+	id := newUUID()
+	return t.park(&runtime.Park{ID: id, Type: runtime.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call},
+		nested("interaction_required", t.requestID, object{"interactionId": id, "kind": d.Name, "spec": r.Spec.JSON, "reason": r.Reason}))
+}
+
+// park stores the turn as a park, then emits the prompt and the deferred
+// call chunk. The turn's goroutine ends; a submit, a confirmation, the
+// deadline or a drain resumes it from the store.
+func (t *turn) park(p *runtime.Park, prompt event) (bool, error) {
+	s := t.srv
+	store := s.cfg.Store
+	if p.ID == "" {
+		p.ID = newUUID()
+	}
+	p.ConversationID = t.session.ConversationID
+	p.SessionID = t.session.ID
+	p.Deadline = time.Now().Add(s.cfg.ParkTimeout)
+	p.State = runtime.ParkPending
+	p.Turn = t.state
+	p.Turn.Pending = slices.Clone(t.state.Pending)
+	// The newest raise wins: an older park of the conversation is dropped.
+	if old, err := store.PendingPark(t.ctx, p.ConversationID); err == nil {
+		if _, ok, _ := store.TakePark(t.ctx, old.ID, runtime.ParkReplaced); ok {
+			s.claimParked(old.ID)
+		}
+	} else if !errors.Is(err, runtime.ErrNotFound) {
+		return false, err
+	}
+	if err := store.SavePark(t.ctx, p); err != nil {
+		return false, err
+	}
+	if t.conn == nil {
+		return true, nil
+	}
+	t.conn.mu.Lock()
+	if t.conn.active != t {
+		// Cancelled while parking: the park must not outlive the turn.
+		t.conn.mu.Unlock()
+		store.TakePark(context.Background(), p.ID, runtime.ParkCancelled)
+		return true, nil
+	}
+	t.parkID, t.parkType = p.ID, p.Type
+	s.mu.Lock()
+	s.parked[p.ID] = t
+	s.mu.Unlock()
+	t.conn.enqueueLocked(prompt)
+	t.conn.enqueueLocked(toolCallChunk(t.requestID, p.ToolCall.Name, p.ToolCall.Arguments))
+	t.conn.mu.Unlock()
+	return true, nil
+}
+
+// resume continues a taken park's turn with result, on connection c, or
+// when c is nil on the connection the turn was parked on, if it is still
+// there; otherwise the turn finishes with nobody listening. The caller has already queued
+// any acknowledgement, so it reaches the wire before the resumed stream.
+func (s *Server) resume(c *conn, p *runtime.Park, r toolResult) {
+	if owner := s.claimParked(p.ID); c == nil {
+		c = owner
+	}
+	sess, err := s.cfg.Store.Session(context.Background(), p.SessionID)
+	if err != nil {
+		s.log.Error("resume: load session", "interactionId", p.ID, "err", err)
+		return
+	}
+	t := s.newTurn(c, sess, p.Turn)
+	if c != nil {
+		c.mu.Lock()
+		if c.active != nil && c.active.parkID != p.ID {
+			// The connection is busy with another turn: finish this one
+			// without it.
+			t.conn = nil
+		} else {
+			c.active = t
+		}
+		c.mu.Unlock()
+	}
+	s.turns.Add(1)
+	go func() {
+		defer s.turns.Done()
+		if err := t.answer(p.ToolCall, r); err != nil {
+			t.fail(err)
+			return
+		}
+		t.run()
+	}()
+}
+
+// submitTool is the generic submit_interaction tool of the conversational
+// path: the same validation and payload as the card.
+func (t *turn) submitTool(call runtime.ToolCall) toolResult {
+	var args struct {
+		Kind     string          `json:"kind"`
+		Values   json.RawMessage `json:"values"`
+		Declined bool            `json:"declined"`
+	}
+	if err := json.Unmarshal([]byte(call.Arguments), &args); err != nil {
+		return toolResult{text: "invalid arguments: " + err.Error(), isError: true}
+	}
+	k, ok := t.srv.cfg.Catalog.Kind(args.Kind)
+	if !ok {
+		return toolResult{text: fmt.Sprintf("unknown interaction kind '%s'", args.Kind), isError: true}
+	}
+	if args.Declined {
+		return toolResult{text: runtime.Payload{Status: runtime.StatusDeclined, Message: runtime.ConversationDeclinedMsg}.JSON()}
+	}
+	var spec *runtime.Spec
+	if raw, ok := t.state.Stashed[args.Kind]; ok {
+		if sp, err := k.LoadSpec(json.RawMessage(raw)); err == nil {
+			spec = &sp
+		}
+	}
+	if len(args.Values) == 0 {
+		args.Values = json.RawMessage("null")
+	}
+	values, errs := k.Validate(spec, args.Values)
+	if len(errs) > 0 {
+		parts := make([]string, len(errs))
+		for i, e := range errs {
+			parts[i] = e.Field + ": " + e.Message
+		}
+		return toolResult{text: "validation failed — " + strings.Join(parts, "; ") +
+			". Re-ask the visitor for the corrected value(s) and submit again", isError: true}
+	}
+	t.srv.hostEffect(t.ctx, t.session.ID, args.Kind, values)
+	return toolResult{text: runtime.Submitted(values).JSON()}
+}
+
+// hostEffect runs what the host does with valid values: an identity
+// intake's contact is stamped on the session. Errors never fail the turn.
+func (s *Server) hostEffect(ctx context.Context, sessionID, kind string, values json.RawMessage) {
+	if kind != "identity_intake" {
+		return
+	}
+	var v struct{ Name, Email, Phone string }
+	if json.Unmarshal(values, &v) != nil {
+		return
+	}
+	if err := s.cfg.Store.SetContact(ctx, sessionID, v.Name, v.Email, v.Phone); err != nil {
+		s.log.Warn("stamp contact on session", "sessionId", sessionID, "err", err)
+	}
+}
