@@ -26,6 +26,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	verbose := fs.Bool("v", false, "log debug messages")
+	debugStats := fs.Bool("debug-stats", false, "serve memory and goroutine counts at /debug/stats (for kindload)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -69,7 +70,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws\n", ln.Addr())
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", srv)
+	if *debugStats {
+		mux.HandleFunc("/debug/stats", StatsHandler)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
