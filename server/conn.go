@@ -19,6 +19,7 @@ type conn struct {
 
 	mu       sync.Mutex
 	queue    [][]byte
+	queued   int           // bytes in queue
 	closed   bool          // no more frames will be queued
 	wake     chan struct{} // signals the writer; capacity 1
 	active   *turn         // the connection's one turn, running or parked
@@ -92,16 +93,17 @@ func (c *conn) enqueueLocked(ev event) {
 		c.srv.log.Error("encode event", "type", ev.Type, "err", err)
 		return
 	}
-	if len(c.queue) >= maxQueuedFrames {
+	if len(c.queue) >= maxQueuedFrames || c.queued+len(data) > maxQueuedBytes {
 		// A client that stops reading loses its connection, never the
 		// server's memory or another connection's progress.
 		c.srv.log.Warn("client is not reading; closing its connection", "queued", len(c.queue))
 		c.closed = true
-		c.queue = nil
+		c.queue, c.queued = nil, 0
 		go c.ws.Close(websocket.StatusPolicyViolation, "too many unread frames")
 		return
 	}
 	c.queue = append(c.queue, data)
+	c.queued += len(data)
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -124,7 +126,7 @@ func (c *conn) writeLoop() {
 	for range c.wake {
 		c.mu.Lock()
 		batch := c.queue
-		c.queue = nil
+		c.queue, c.queued = nil, 0
 		closed := c.closed
 		c.mu.Unlock()
 		for _, data := range batch {
@@ -134,7 +136,7 @@ func (c *conn) writeLoop() {
 			if err != nil {
 				c.mu.Lock()
 				c.closed = true
-				c.queue = nil
+				c.queue, c.queued = nil, 0
 				c.mu.Unlock()
 				c.ws.CloseNow()
 				return

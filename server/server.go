@@ -51,6 +51,7 @@ const (
 	maxFrameBytes   = 1 << 20
 	writeTimeout    = 10 * time.Second
 	maxQueuedFrames = 4096
+	maxQueuedBytes  = 8 << 20
 	historyLimit    = 50
 )
 

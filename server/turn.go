@@ -390,23 +390,37 @@ func (t *turn) park(p *runtime.Park, prompt event) (bool, error) {
 // there; otherwise the turn finishes with nobody listening. The caller has already queued
 // any acknowledgement, so it reaches the wire before the resumed stream.
 func (s *Server) resume(c *conn, p *runtime.Park, r toolResult) {
-	if owner := s.claimParked(p.ID); c == nil {
+	s.mu.Lock()
+	old := s.parked[p.ID]
+	delete(s.parked, p.ID)
+	s.mu.Unlock()
+	var owner *conn
+	if old != nil {
+		owner = old.conn
+	}
+	if c == nil {
 		c = owner
+	}
+	if owner != nil && owner != c {
+		owner.release(old)
 	}
 	sess, err := s.cfg.Store.Session(context.Background(), p.SessionID)
 	if err != nil {
 		s.log.Error("resume: load session", "interactionId", p.ID, "err", err)
+		if c != nil {
+			c.release(old)
+		}
 		return
 	}
 	t := s.newTurn(c, sess, p.Turn)
 	if c != nil {
+		// The resumed turn takes the parked one's slot in one step, so a
+		// drain waiting for the slot to empty waits for the resumed turn.
 		c.mu.Lock()
-		if c.active != nil && c.active.parkID != p.ID {
-			// The connection is busy with another turn: finish this one
-			// without it.
-			t.conn = nil
-		} else {
+		if c.active == nil || c.active.parkID == p.ID {
 			c.active = t
+		} else {
+			t.conn = nil // the connection is busy with another turn
 		}
 		c.mu.Unlock()
 	}

@@ -1,0 +1,199 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/kindkit/kindkit/server"
+)
+
+func errorCode(ev map[string]any) string {
+	code, _ := path(ev, "error", "code").(string)
+	return code
+}
+
+// Bad frames get an error event and the connection keeps working.
+func TestBadFrames(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
+	c := dial(t, url)
+	for name, tc := range map[string]struct{ frame, code, requestID string }{
+		"not JSON":           {`{"action":`, "VALIDATION_ERROR", ""},
+		"not an object":      {`[1,2]`, "VALIDATION_ERROR", ""},
+		"wrong field type":   {`{"action":"submit_interaction","requestId":"r","declined":"yes"}`, "VALIDATION_ERROR", ""},
+		"supports not array": {`{"action":"create_conversation_session","requestId":"r","agentId":"a","supports":"x"}`, "VALIDATION_ERROR", ""},
+		"missing action":     {`{"requestId":"r-1"}`, "VALIDATION_ERROR", "r-1"},
+		"unknown action":     {`{"action":"get_messages","requestId":"r-2"}`, "UNSUPPORTED_ACTION", "r-2"},
+		"missing agentId":    {`{"action":"create_conversation_session","requestId":"r-3","agentId":"  "}`, "VALIDATION_ERROR", "r-3"},
+		"unknown session":    {`{"action":"send_message","requestId":"r-4","sessionId":"00000000-0000-0000-0000-000000000000","message":"x"}`, "SESSION_NOT_FOUND", "r-4"},
+		"submit nobody's":    {`{"action":"submit_interaction","requestId":"r-5","sessionId":"nope","interactionId":"i","values":{}}`, "NO_PENDING_INTERACTION", "r-5"},
+		"confirm nothing":    {`{"action":"confirm_tool_action","requestId":"r-6","sessionId":"nope","approved":true}`, "NO_PENDING_CONFIRMATION", "r-6"},
+		"history no session": {`{"action":"get_conversation_messages","requestId":"r-7"}`, "VALIDATION_ERROR", "r-7"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.send(tc.frame)
+			ev := c.expect("error")[0]
+			if errorCode(ev) != tc.code {
+				t.Errorf("code %q, want %q", errorCode(ev), tc.code)
+			}
+			if got, _ := ev["requestId"].(string); got != tc.requestID {
+				t.Errorf("requestId %q, want %q", got, tc.requestID)
+			}
+			if _, ok := ev["status"]; ok {
+				t.Error("an error event carries a status")
+			}
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageBinary, []byte(`{"action":"ping"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if ev := c.expect("error")[0]; !strings.Contains(path(ev, "error", "message").(string), "binary frames") {
+		t.Errorf("binary frame: %v", ev)
+	}
+	c.send(`{"action":"ping","requestId":"p"}`)
+	if ev := c.expect("pong")[0]; ev["requestId"] != "p" || path(ev, "data", "timestamp") == nil {
+		t.Errorf("pong: %v", ev)
+	}
+}
+
+// A frame over 1 MiB ends that connection and no other.
+func TestOversizedFrame(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
+	big, other := dial(t, url), dial(t, url)
+	big.send(`{"action":"ping","requestId":"` + strings.Repeat("x", 1<<20) + `"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := big.ws.Read(ctx); err == nil {
+		t.Error("the connection survived a 1 MiB frame")
+	}
+	other.send(`{"action":"ping","requestId":"p"}`)
+	other.expect("pong")
+}
+
+// A client that never reads loses its connection once its queue is full;
+// other connections go on.
+func TestClientThatStopsReading(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
+	slow, other := dial(t, url), dial(t, url)
+	ping := []byte(`{"action":"ping","requestId":"` + strings.Repeat("p", 60<<10) + `"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := 0; i < 400; i++ {
+		if err := slow.ws.Write(ctx, websocket.MessageText, ping); err != nil {
+			break // the server closed the connection: that is the point
+		}
+	}
+	other.send(`{"action":"ping","requestId":"p"}`)
+	other.expect("pong")
+}
+
+func create(c *client, supports string) string {
+	c.t.Helper()
+	extra := ""
+	if supports != "" {
+		extra = `,"supports":` + supports
+	}
+	c.send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"` + extra + `}`)
+	return path(c.expect("immediate_response")[0], "data", "sessionId").(string)
+}
+
+const raiseChoices = `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to quote"}`
+
+// Cancel while parked: cancelled and nothing else; the park is gone; the
+// next turn gets the next script entry.
+func TestCancelWhileParked(t *testing.T) {
+	script, _ := server.NewScripted([]server.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "text", Text: "second"},
+	})
+	_, url := startServer(t, server.Config{Model: script})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips"]`)
+	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	iid := path(c.expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	c.send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"again"}`)
+	if ev := c.expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" || ev["requestId"] != "T2" {
+		t.Errorf("send while parked: %v", ev)
+	}
+	c.send(`{"action":"cancel","requestId":"other"}`)
+	if ev := c.expect("cancelled")[0]; ev["requestId"] != "T" || path(ev, "data", "status") != float64(499) {
+		t.Errorf("cancelled: %v", ev)
+	}
+	c.send(`{"action":"submit_interaction","requestId":"T","sessionId":"` + sid + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	if ev := c.expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
+		t.Errorf("submit after cancel: %v", ev)
+	}
+	c.send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"again"}`)
+	c.expect("immediate_response")
+	tok := c.expect("stream_token")[0]
+	if tok["requestId"] != "T3" {
+		t.Errorf("token of %v", tok["requestId"])
+	}
+}
+
+// A park whose deadline passes resolves no_response and the turn finishes
+// and is stored, with nobody connected.
+func TestParkDeadline(t *testing.T) {
+	script, _ := server.NewScripted([]server.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "text", Text: "moving on"},
+	})
+	_, url := startServer(t, server.Config{Model: script, ParkTimeout: 200 * time.Millisecond})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips"]`)
+	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	c.expect("immediate_response", "interaction_required", "stream_chunk")
+	ev := c.expect("stream_chunk")[0]
+	result, _ := path(ev, "data", "state", "rawResponse", "toolResult", "result").(string)
+	if !strings.Contains(result, `"status":"no_response"`) {
+		t.Errorf("result after the deadline: %q", result)
+	}
+	c.expect("stream_token")
+	for ev := c.next(); ev["type"] != "eventual_response"; ev = c.next() {
+		if ev["type"] != "stream_token" {
+			t.Fatalf("got %v", ev)
+		}
+	}
+	c.send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
+	msgs := path(c.expect("immediate_response")[0], "data", "messages").([]any)
+	if len(msgs) != 2 || path(msgs[0], "content", "text") != "moving on" || path(msgs[1], "direction") != "inbound" {
+		t.Errorf("history: %v", msgs)
+	}
+}
+
+// Shutdown resolves a parked turn no_response, flushes the rest of the
+// turn and closes with 1001.
+func TestDrainWhileParked(t *testing.T) {
+	script, _ := server.NewScripted([]server.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "text", Text: "bye"},
+	})
+	srv, url := startServer(t, server.Config{Model: script})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips"]`)
+	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	c.expect("immediate_response", "interaction_required", "stream_chunk")
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	c.expect("stream_chunk", "stream_token")
+	for ev := c.next(); ev["type"] != "eventual_response"; ev = c.next() {
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _, err := c.ws.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("close: %v, want 1001", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
