@@ -274,6 +274,7 @@ func (t *turn) runTool(call runtime.ToolCall) (parked bool, err error) {
 		return t.raise(k, call)
 	}
 	if call.Name == submitToolName {
+		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, t.submitTool(call))
 	}
 	for _, ft := range s.cfg.Tools {
