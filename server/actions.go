@@ -87,6 +87,10 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		return
 	}
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
+	if supports != nil {
+		conv.Supports = supports
+	}
+	c.reattach(ctx, sess, conv)
 }
 
 func sessionData(s *runtime.Session) object {
@@ -199,7 +203,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		return
 	}
 	if f.Declined {
-		c.resolve(ctx, f, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
+		c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
 			toolResult{text: runtime.Declined().JSON()})
 		return
 	}
@@ -223,7 +227,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))
 		return
 	}
-	c.resolve(ctx, f, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
+	c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
 		toolResult{text: runtime.Submitted(values).JSON()},
 		func() { s.hostEffect(ctx, sess.ID, p.Kind, values) })
 }
@@ -239,7 +243,7 @@ func (c *conn) busyWithOther(parkID string) bool {
 // resolve takes the park (exactly once, through the store), queues the ack,
 // runs the host effect, and only then resumes the turn, so the ack is on
 // the wire before any frame of the resumed stream.
-func (c *conn) resolve(ctx context.Context, f *frame, p *runtime.Park, ack object, message string, r toolResult, effects ...func()) {
+func (c *conn) resolve(ctx context.Context, f *frame, sess *runtime.Session, p *runtime.Park, ack object, message string, r toolResult, effects ...func()) {
 	taken, ok, err := c.srv.cfg.Store.TakePark(ctx, p.ID, runtime.ParkResolved)
 	if err != nil {
 		c.internalError(f.RequestID, err, "take park")
@@ -253,7 +257,7 @@ func (c *conn) resolve(ctx context.Context, f *frame, p *runtime.Park, ack objec
 	for _, e := range effects {
 		e()
 	}
-	c.srv.resume(c, taken, r)
+	c.srv.resume(c, sess, taken, r)
 }
 
 func (c *conn) cancelTurn(ctx context.Context, f *frame) {
@@ -362,7 +366,7 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 		r = c.srv.runFixedTool(p.ToolCall)
 	}
 	c.send(immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
-	c.srv.resume(c, p, r)
+	c.srv.resume(c, t.session, p, r)
 }
 
 // runFixedTool runs an approved host tool.

@@ -207,7 +207,7 @@ func (c *conn) drain(ctx context.Context) {
 			if c.srv.cfg.KeepParksOnDrain {
 				c.release(t)
 			} else if p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkExpired); err == nil && ok {
-				c.srv.resume(c, p, c.srv.expiredResult(p))
+				c.srv.resume(c, nil, p, c.srv.expiredResult(p))
 			} else {
 				c.release(t)
 			}

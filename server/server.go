@@ -192,7 +192,7 @@ func (s *Server) expireParks() {
 			continue
 		}
 		s.log.Info("park expired", "interactionId", p.ID, "conversationId", p.ConversationID)
-		s.resume(nil, taken, s.expiredResult(taken))
+		s.resume(nil, nil, taken, s.expiredResult(taken))
 	}
 }
 

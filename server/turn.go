@@ -282,9 +282,7 @@ func (t *turn) runTool(call runtime.ToolCall) (parked bool, err error) {
 			continue
 		}
 		if t.gated(call.Name) {
-			return t.park(&runtime.Park{Type: runtime.ParkConfirmation, ToolCall: call},
-				nested("write_confirmation_required", t.requestID, object{
-					"toolId": call.Name, "actionDescription": fmt.Sprintf("Approve calling tool '%s'?", call.Name)}))
+			return t.park(&runtime.Park{Type: runtime.ParkConfirmation, ToolCall: call})
 		}
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: ft.Result})
@@ -335,15 +333,13 @@ func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: k.Fallback(r.Spec, r.Reason)})
 	}
-	id := newUUID()
-	return t.park(&runtime.Park{ID: id, Type: runtime.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call},
-		nested("interaction_required", t.requestID, object{"interactionId": id, "kind": d.Name, "spec": r.Spec.JSON, "reason": r.Reason}))
+	return t.park(&runtime.Park{Type: runtime.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
 // park stores the turn as a park, then emits the prompt and the deferred
 // call chunk. The turn's goroutine ends; a submit, a confirmation, the
 // deadline or a drain resumes it from the store.
-func (t *turn) park(p *runtime.Park, prompt event) (bool, error) {
+func (t *turn) park(p *runtime.Park) (bool, error) {
 	s := t.srv
 	store := s.cfg.Store
 	if p.ID == "" {
@@ -380,17 +376,87 @@ func (t *turn) park(p *runtime.Park, prompt event) (bool, error) {
 	s.mu.Lock()
 	s.parked[p.ID] = t
 	s.mu.Unlock()
-	t.conn.enqueueLocked(prompt)
+	t.conn.enqueueLocked(prompt(p))
 	t.conn.enqueueLocked(toolCallChunk(t.requestID, p.ToolCall.Name, p.ToolCall.Arguments))
 	t.conn.mu.Unlock()
 	return true, nil
 }
 
-// resume continues a taken park's turn with result, on connection c, or
+// prompt is the event that shows a park to a person: the card, or the
+// write confirmation.
+func prompt(p *runtime.Park) event {
+	if p.Type == runtime.ParkConfirmation {
+		return nested("write_confirmation_required", p.Turn.RequestID, object{
+			"toolId": p.ToolCall.Name, "actionDescription": fmt.Sprintf("Approve calling tool '%s'?", p.ToolCall.Name)})
+	}
+	return nested("interaction_required", p.Turn.RequestID, object{"interactionId": p.ID, "kind": p.Kind, "spec": p.Spec, "reason": p.Reason})
+}
+
+// reattach shows a conversation's pending park to a client that resumed the
+// conversation: with the kind's capability it gets the same card again and
+// the parked turn becomes this connection's; without it the park is
+// answered with the conversational fallback and the turn runs on here.
+func (c *conn) reattach(ctx context.Context, sess *runtime.Session, conv *runtime.Conversation) {
+	s := c.srv
+	p, err := s.cfg.Store.PendingPark(ctx, conv.ID)
+	if err != nil {
+		if !errors.Is(err, runtime.ErrNotFound) {
+			s.log.Error("load pending park", "conversationId", conv.ID, "err", err)
+		}
+		return
+	}
+	c.mu.Lock()
+	busy := c.active != nil
+	c.mu.Unlock()
+	if busy {
+		return
+	}
+	if p.Type == runtime.ParkInteraction {
+		k, ok := s.cfg.Catalog.Kind(p.Kind)
+		if !ok {
+			return
+		}
+		if !supported(conv, k.Descriptor().Capability) {
+			spec, err := k.LoadSpec(p.Spec)
+			if err != nil {
+				s.log.Error("load parked spec", "interactionId", p.ID, "err", err)
+				return
+			}
+			taken, ok, err := s.cfg.Store.TakePark(ctx, p.ID, runtime.ParkResolved)
+			if err != nil || !ok {
+				return
+			}
+			if taken.Turn.Stashed == nil {
+				taken.Turn.Stashed = map[string]string{}
+			}
+			taken.Turn.Stashed[p.Kind] = string(p.Spec)
+			s.resume(c, sess, taken, toolResult{text: k.Fallback(spec, p.Reason)})
+			return
+		}
+	}
+	t := s.newTurn(c, sess, p.Turn)
+	t.parkID, t.parkType = p.ID, p.Type
+	s.mu.Lock()
+	old := s.parked[p.ID]
+	s.parked[p.ID] = t
+	s.mu.Unlock()
+	if old != nil && old.conn != nil && old.conn != c {
+		old.conn.release(old)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active == nil {
+		c.active = t
+		c.enqueueLocked(prompt(p))
+	}
+}
+
+// resume continues a taken park's turn with result, as session sess (nil:
+// the park's own), on connection c, or
 // when c is nil on the connection the turn was parked on, if it is still
 // there; otherwise the turn finishes with nobody listening. The caller has already queued
 // any acknowledgement, so it reaches the wire before the resumed stream.
-func (s *Server) resume(c *conn, p *runtime.Park, r toolResult) {
+func (s *Server) resume(c *conn, sess *runtime.Session, p *runtime.Park, r toolResult) {
 	s.mu.Lock()
 	old := s.parked[p.ID]
 	delete(s.parked, p.ID)
@@ -405,13 +471,15 @@ func (s *Server) resume(c *conn, p *runtime.Park, r toolResult) {
 	if owner != nil && owner != c {
 		owner.release(old)
 	}
-	sess, err := s.cfg.Store.Session(context.Background(), p.SessionID)
-	if err != nil {
-		s.log.Error("resume: load session", "interactionId", p.ID, "err", err)
-		if c != nil {
-			c.release(old)
+	if sess == nil {
+		var err error
+		if sess, err = s.cfg.Store.Session(context.Background(), p.SessionID); err != nil {
+			s.log.Error("resume: load session", "interactionId", p.ID, "err", err)
+			if c != nil {
+				c.release(old)
+			}
+			return
 		}
-		return
 	}
 	t := s.newTurn(c, sess, p.Turn)
 	if c != nil {

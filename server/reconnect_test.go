@@ -1,0 +1,147 @@
+package server_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kindkit/kindkit/server"
+)
+
+func parkingScript(t *testing.T) server.Model {
+	t.Helper()
+	m, err := server.NewScripted([]server.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "text", Text: "Pro it is."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// park creates a conversation with the capability and parks a turn on it.
+func park(t *testing.T, url string) (c *client, conversationID, interactionID string) {
+	t.Helper()
+	c = dial(t, url)
+	c.send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
+	ack := c.expect("immediate_response")[0]
+	sid := path(ack, "data", "sessionId").(string)
+	conversationID = path(ack, "data", "conversationId").(string)
+	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
+	interactionID = path(c.expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	return c, conversationID, interactionID
+}
+
+func resumeConversation(c *client, conversationID, supports string) string {
+	c.t.Helper()
+	extra := ""
+	if supports != "" {
+		extra = `,"supports":` + supports
+	}
+	c.send(`{"action":"create_conversation_session","requestId":"r-resume","agentId":"a","conversationId":"` + conversationID + `"` + extra + `}`)
+	ack := c.expect("immediate_response")[0]
+	if path(ack, "data", "conversationId") != conversationID {
+		c.t.Fatalf("resumed into another conversation: %v", ack)
+	}
+	return path(ack, "data", "sessionId").(string)
+}
+
+func submitPlan(c *client, sid, iid string) {
+	c.send(`{"action":"submit_interaction","requestId":"r-submit","sessionId":"` + sid + `","interactionId":"` + iid + `","kind":"choices","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+}
+
+// expectResumed reads the rest of a resumed turn T and returns its text.
+func expectResumed(c *client) (result, text string) {
+	c.t.Helper()
+	ev := c.expect("stream_chunk")[0]
+	if ev["requestId"] != "T" {
+		c.t.Errorf("resumed stream has requestId %v, want the turn's", ev["requestId"])
+	}
+	result, _ = path(ev, "data", "state", "rawResponse", "toolResult", "result").(string)
+	for ev = c.next(); ev["type"] == "stream_token"; ev = c.next() {
+		text += ev["token"].(string)
+	}
+	if ev["type"] != "eventual_response" || ev["requestId"] != "T" {
+		c.t.Fatalf("got %v, want the turn's eventual_response", ev)
+	}
+	return result, text
+}
+
+// The socket drops while a card is parked; a new socket resumes the
+// conversation (inheriting supports), gets the same card, and its submit
+// finishes the turn.
+func TestReconnectKeepsPark(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: parkingScript(t)})
+	first, convID, iid := park(t, url)
+	first.ws.CloseNow()
+
+	c := dial(t, url)
+	sid := resumeConversation(c, convID, "")
+	again := c.expect("interaction_required")[0]
+	if path(again, "data", "data", "interactionId") != iid || again["requestId"] != "T" {
+		t.Fatalf("card after reconnect: %v, want interactionId %s and requestId T", again, iid)
+	}
+	c.send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"x"}`)
+	if ev := c.expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" {
+		t.Errorf("send while the reattached card is parked: %v", ev)
+	}
+	submitPlan(c, sid, iid)
+	c.expect("immediate_response")
+	result, text := expectResumed(c)
+	if result != `{"status":"submitted","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}` || text != "Pro it is." {
+		t.Errorf("resumed with %s / %q", result, text)
+	}
+}
+
+// A client without the capability that resumes the conversation gets the
+// conversational fallback instead of the card.
+func TestReconnectWithoutCapabilityGetsFallback(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: parkingScript(t)})
+	first, convID, _ := park(t, url)
+	first.ws.CloseNow()
+
+	c := dial(t, url)
+	resumeConversation(c, convID, `[]`)
+	result, text := expectResumed(c)
+	if !strings.Contains(result, `"mode":"conversational"`) || !strings.Contains(result, `"kind":"choices"`) || text != "Pro it is." {
+		t.Errorf("fallback after reconnect: %s / %q", result, text)
+	}
+}
+
+// Two sockets submit the same park at once: one ack, one
+// NO_PENDING_INTERACTION, one resumed turn.
+func TestRacingSubmits(t *testing.T) {
+	for range 20 {
+		_, url := startServer(t, server.Config{Model: parkingScript(t)})
+		a, convID, iid := park(t, url)
+		b := dial(t, url)
+		sidB := resumeConversation(b, convID, "")
+		b.expect("interaction_required")
+		var wg sync.WaitGroup
+		acks := make([]map[string]any, 2)
+		for _, c := range []*client{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				submitPlan(c, sidB, iid)
+			}()
+		}
+		wg.Wait()
+		acks[0], acks[1] = a.next(), b.next()
+		won := 0
+		for i, ack := range acks {
+			switch {
+			case ack["type"] == "immediate_response":
+				won++
+				expectResumed([]*client{a, b}[i])
+			case errorCode(ack) == "NO_PENDING_INTERACTION":
+			default:
+				t.Fatalf("unexpected %v", ack)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%d submits won, want exactly 1", won)
+		}
+	}
+}
