@@ -1,0 +1,63 @@
+package kindload
+
+import "encoding/json"
+
+// Event is what kindload reads of a server event: only the fields the
+// flow and the order checks need.
+type Event struct {
+	Type      string     `json:"type"`
+	RequestID string     `json:"requestId"`
+	Status    int        `json:"status"`
+	Error     *errorBody `json:"error"`
+	Data      struct {
+		SessionID string `json:"sessionId"`
+		Data      struct {
+			InteractionID string `json:"interactionId"`
+			Kind          string `json:"kind"`
+		} `json:"data"`
+		State struct {
+			RawResponse struct {
+				ToolCall   *toolRef `json:"toolCall"`
+				ToolResult *toolRef `json:"toolResult"`
+			} `json:"rawResponse"`
+		} `json:"state"`
+	} `json:"data"`
+}
+
+type errorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type toolRef struct {
+	Name    string `json:"name"`
+	IsError bool   `json:"isError"`
+}
+
+// ParseEvent decodes one text frame.
+func ParseEvent(b []byte) (*Event, error) {
+	ev := new(Event)
+	if err := json.Unmarshal(b, ev); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// label names an event for messages: its type, and for a chunk whether it
+// is a tool call or a tool result.
+func (ev *Event) label() string {
+	switch ev.Type {
+	case "stream_chunk":
+		switch {
+		case ev.Data.State.RawResponse.ToolCall != nil:
+			return "toolCall stream_chunk"
+		case ev.Data.State.RawResponse.ToolResult != nil:
+			return "toolResult stream_chunk"
+		}
+	case "error":
+		if ev.Error != nil {
+			return "error " + ev.Error.Code
+		}
+	}
+	return ev.Type
+}
