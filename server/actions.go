@@ -57,15 +57,18 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	if f.ConversationID != "" {
 		existing, err := store.Conversation(ctx, f.ConversationID)
 		switch {
-		case err == nil:
+		case err == nil && c.visible(existing):
 			conv = existing
+		case err == nil:
+			// Not the caller's: start a fresh conversation, as for an
+			// unknown id, so nothing tells the two apart.
 		case !errors.Is(err, runtime.ErrNotFound):
 			c.internalError(f.RequestID, err, "load conversation")
 			return
 		}
 	}
 	if conv == nil {
-		conv = &runtime.Conversation{ID: newConversationID(), CreatedAt: time.Now().UTC()}
+		conv = &runtime.Conversation{ID: newConversationID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
 		if err := store.CreateConversation(ctx, conv); err != nil {
 			c.internalError(f.RequestID, err, "create conversation")
 			return
@@ -102,7 +105,8 @@ func sessionData(s *runtime.Session) object {
 	return d
 }
 
-// session loads a session; ok is false when it does not exist.
+// session loads a session; ok is false when it does not exist or its
+// conversation is not visible to this connection.
 func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, error) {
 	if id == "" {
 		return nil, false, nil
@@ -111,7 +115,19 @@ func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, 
 	if errors.Is(err, runtime.ErrNotFound) {
 		return nil, false, nil
 	}
-	return s, err == nil, err
+	if err != nil {
+		return nil, false, err
+	}
+	if c.auth {
+		conv, err := c.srv.cfg.Store.Conversation(ctx, s.ConversationID)
+		if err != nil {
+			return nil, false, err
+		}
+		if !c.visible(conv) {
+			return nil, false, nil
+		}
+	}
+	return s, true, nil
 }
 
 func (c *conn) getSession(ctx context.Context, f *frame) {

@@ -14,8 +14,10 @@ import (
 // conn is one WebSocket connection: a reader (serve) that dispatches
 // actions, and one writer that sends queued frames in order.
 type conn struct {
-	srv *Server
-	ws  *websocket.Conn
+	srv       *Server
+	ws        *websocket.Conn
+	auth      bool      // tokens are checked: conversations are scoped to their owner
+	principal Principal // zero when anonymous
 
 	mu       sync.Mutex
 	queue    [][]byte
@@ -33,6 +35,12 @@ func newConn(s *Server, ws *websocket.Conn) *conn {
 	c := &conn{srv: s, ws: ws, wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	go c.writeLoop()
 	return c
+}
+
+// visible tells whether this connection may see a conversation: without
+// auth every one; with auth its own and ownerless ones.
+func (c *conn) visible(conv *runtime.Conversation) bool {
+	return !c.auth || conv.Owner == "" || conv.Owner == c.principal.Sub
 }
 
 // serve reads frames until the connection ends, then aborts a running turn.

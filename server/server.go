@@ -29,6 +29,11 @@ type Config struct {
 	// finishes before the process exits.
 	KeepParksOnDrain bool
 	AgentName        string // default "kindkit"
+	// AuthSecret turns on HS256 bearer tokens (?token= on /ws): a
+	// conversation belongs to the principal that created it and is
+	// invisible to others. Without it every conversation is visible to
+	// whoever knows its id.
+	AuthSecret []byte
 	Logger           *slog.Logger
 }
 
@@ -104,6 +109,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer ws.CloseNow()
 	ws.SetReadLimit(maxFrameBytes)
 	c := newConn(s, ws)
+	if len(s.cfg.AuthSecret) > 0 {
+		c.auth = true
+		if p, err := VerifyToken(r.URL.Query().Get("token"), s.cfg.AuthSecret, time.Now()); err == nil {
+			c.principal = p
+		} else if r.URL.Query().Has("token") {
+			s.log.Info("rejected token; connection is anonymous", "err", err)
+		}
+	}
 	s.mu.Lock()
 	if s.draining.Load() {
 		s.mu.Unlock()
