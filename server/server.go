@@ -34,7 +34,7 @@ type Config struct {
 	// invisible to others. Without it every conversation is visible to
 	// whoever knows its id.
 	AuthSecret []byte
-	Logger           *slog.Logger
+	Logger     *slog.Logger
 }
 
 // Server is the protocol's http.Handler: /ws and /healthz.
