@@ -46,11 +46,11 @@ func TestConversationsAreScopedToTheirOwner(t *testing.T) {
 	_, url := startServer(t, server.Config{Model: parkingScript(t), AuthSecret: secret})
 	exp := time.Now().Add(time.Hour)
 	alice := dial(t, url+"?token="+server.SignToken(secret, server.Principal{Sub: "alice"}, exp))
-	alice.send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","supports":["choice_chips"]}`)
-	ack := alice.expect("immediate_response")[0]
+	alice.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","supports":["choice_chips"]}`)
+	ack := alice.Expect("immediate_response")[0]
 	sid, convID := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
-	alice.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
-	iid := path(alice.expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	alice.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
+	iid := path(alice.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
 
 	for name, u := range map[string]string{
 		"bob":       url + "?token=" + server.SignToken(secret, server.Principal{Sub: "bob"}, exp),
@@ -58,24 +58,24 @@ func TestConversationsAreScopedToTheirOwner(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := dial(t, u)
-			c.send(`{"action":"get_session","requestId":"g","sessionId":"` + sid + `"}`)
-			if ev := c.expect("error")[0]; errorCode(ev) != "SESSION_NOT_FOUND" {
+			c.Send(`{"action":"get_session","requestId":"g","sessionId":"` + sid + `"}`)
+			if ev := c.Expect("error")[0]; errorCode(ev) != "SESSION_NOT_FOUND" {
 				t.Errorf("get_session of alice's session: %v", ev)
 			}
 			submitPlan(c, sid, iid)
-			if ev := c.expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
+			if ev := c.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
 				t.Errorf("submit to alice's card: %v", ev)
 			}
-			c.send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + convID + `","supports":["choice_chips"]}`)
-			if ev := c.expect("immediate_response")[0]; path(ev, "data", "conversationId") == convID {
+			c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + convID + `","supports":["choice_chips"]}`)
+			if ev := c.Expect("immediate_response")[0]; path(ev, "data", "conversationId") == convID {
 				t.Errorf("resumed alice's conversation: %v", ev)
 			}
 		})
 	}
 	again := dial(t, url+"?token="+server.SignToken(secret, server.Principal{Sub: "alice"}, exp))
 	sid2 := resumeConversation(again, convID, "")
-	again.expect("interaction_required")
+	again.Expect("interaction_required")
 	submitPlan(again, sid2, iid)
-	again.expect("immediate_response")
+	again.Expect("immediate_response")
 	expectResumed(again)
 }

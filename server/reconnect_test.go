@@ -24,46 +24,46 @@ func parkingScript(t *testing.T) server.Model {
 func park(t *testing.T, url string) (c *client, conversationID, interactionID string) {
 	t.Helper()
 	c = dial(t, url)
-	c.send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
-	ack := c.expect("immediate_response")[0]
+	c.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
+	ack := c.Expect("immediate_response")[0]
 	sid := path(ack, "data", "sessionId").(string)
 	conversationID = path(ack, "data", "conversationId").(string)
-	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
-	interactionID = path(c.expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
+	interactionID = path(c.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
 	return c, conversationID, interactionID
 }
 
 func resumeConversation(c *client, conversationID, supports string) string {
-	c.t.Helper()
+	c.T.Helper()
 	extra := ""
 	if supports != "" {
 		extra = `,"supports":` + supports
 	}
-	c.send(`{"action":"create_conversation_session","requestId":"r-resume","agentId":"a","conversationId":"` + conversationID + `"` + extra + `}`)
-	ack := c.expect("immediate_response")[0]
+	c.Send(`{"action":"create_conversation_session","requestId":"r-resume","agentId":"a","conversationId":"` + conversationID + `"` + extra + `}`)
+	ack := c.Expect("immediate_response")[0]
 	if path(ack, "data", "conversationId") != conversationID {
-		c.t.Fatalf("resumed into another conversation: %v", ack)
+		c.T.Fatalf("resumed into another conversation: %v", ack)
 	}
 	return path(ack, "data", "sessionId").(string)
 }
 
 func submitPlan(c *client, sid, iid string) {
-	c.send(`{"action":"submit_interaction","requestId":"r-submit","sessionId":"` + sid + `","interactionId":"` + iid + `","kind":"choices","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	c.Send(`{"action":"submit_interaction","requestId":"r-submit","sessionId":"` + sid + `","interactionId":"` + iid + `","kind":"choices","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
 }
 
 // expectResumed reads the rest of a resumed turn T and returns its text.
 func expectResumed(c *client) (result, text string) {
-	c.t.Helper()
-	ev := c.expect("stream_chunk")[0]
+	c.T.Helper()
+	ev := c.Expect("stream_chunk")[0]
 	if ev["requestId"] != "T" {
-		c.t.Errorf("resumed stream has requestId %v, want the turn's", ev["requestId"])
+		c.T.Errorf("resumed stream has requestId %v, want the turn's", ev["requestId"])
 	}
 	result, _ = path(ev, "data", "state", "rawResponse", "toolResult", "result").(string)
-	for ev = c.next(); ev["type"] == "stream_token"; ev = c.next() {
+	for ev = c.Next(); ev["type"] == "stream_token"; ev = c.Next() {
 		text += ev["token"].(string)
 	}
 	if ev["type"] != "eventual_response" || ev["requestId"] != "T" {
-		c.t.Fatalf("got %v, want the turn's eventual_response", ev)
+		c.T.Fatalf("got %v, want the turn's eventual_response", ev)
 	}
 	return result, text
 }
@@ -74,20 +74,20 @@ func expectResumed(c *client) (result, text string) {
 func TestReconnectKeepsPark(t *testing.T) {
 	_, url := startServer(t, server.Config{Model: parkingScript(t)})
 	first, convID, iid := park(t, url)
-	first.ws.CloseNow()
+	first.WS.CloseNow()
 
 	c := dial(t, url)
 	sid := resumeConversation(c, convID, "")
-	again := c.expect("interaction_required")[0]
+	again := c.Expect("interaction_required")[0]
 	if path(again, "data", "data", "interactionId") != iid || again["requestId"] != "T" {
 		t.Fatalf("card after reconnect: %v, want interactionId %s and requestId T", again, iid)
 	}
-	c.send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"x"}`)
-	if ev := c.expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" {
+	c.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"x"}`)
+	if ev := c.Expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" {
 		t.Errorf("send while the reattached card is parked: %v", ev)
 	}
 	submitPlan(c, sid, iid)
-	c.expect("immediate_response")
+	c.Expect("immediate_response")
 	result, text := expectResumed(c)
 	if result != `{"status":"submitted","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}` || text != "Pro it is." {
 		t.Errorf("resumed with %s / %q", result, text)
@@ -99,7 +99,7 @@ func TestReconnectKeepsPark(t *testing.T) {
 func TestReconnectWithoutCapabilityGetsFallback(t *testing.T) {
 	_, url := startServer(t, server.Config{Model: parkingScript(t)})
 	first, convID, _ := park(t, url)
-	first.ws.CloseNow()
+	first.WS.CloseNow()
 
 	c := dial(t, url)
 	resumeConversation(c, convID, `[]`)
@@ -117,7 +117,7 @@ func TestRacingSubmits(t *testing.T) {
 		a, convID, iid := park(t, url)
 		b := dial(t, url)
 		sidB := resumeConversation(b, convID, "")
-		b.expect("interaction_required")
+		b.Expect("interaction_required")
 		var wg sync.WaitGroup
 		acks := make([]map[string]any, 2)
 		for _, c := range []*client{a, b} {
@@ -128,7 +128,7 @@ func TestRacingSubmits(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		acks[0], acks[1] = a.next(), b.next()
+		acks[0], acks[1] = a.Next(), b.Next()
 		won := 0
 		for i, ack := range acks {
 			switch {

@@ -11,11 +11,6 @@ import (
 	"github.com/kindkit/kindkit/server"
 )
 
-func errorCode(ev map[string]any) string {
-	code, _ := path(ev, "error", "code").(string)
-	return code
-}
-
 // Bad frames get an error event and the connection keeps working.
 func TestBadFrames(t *testing.T) {
 	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
@@ -34,8 +29,8 @@ func TestBadFrames(t *testing.T) {
 		"history no session": {`{"action":"get_conversation_messages","requestId":"r-7"}`, "VALIDATION_ERROR", "r-7"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c.send(tc.frame)
-			ev := c.expect("error")[0]
+			c.Send(tc.frame)
+			ev := c.Expect("error")[0]
 			if errorCode(ev) != tc.code {
 				t.Errorf("code %q, want %q", errorCode(ev), tc.code)
 			}
@@ -49,14 +44,14 @@ func TestBadFrames(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageBinary, []byte(`{"action":"ping"}`)); err != nil {
+	if err := c.WS.Write(ctx, websocket.MessageBinary, []byte(`{"action":"ping"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if ev := c.expect("error")[0]; !strings.Contains(path(ev, "error", "message").(string), "binary frames") {
+	if ev := c.Expect("error")[0]; !strings.Contains(path(ev, "error", "message").(string), "binary frames") {
 		t.Errorf("binary frame: %v", ev)
 	}
-	c.send(`{"action":"ping","requestId":"p"}`)
-	if ev := c.expect("pong")[0]; ev["requestId"] != "p" || path(ev, "data", "timestamp") == nil {
+	c.Send(`{"action":"ping","requestId":"p"}`)
+	if ev := c.Expect("pong")[0]; ev["requestId"] != "p" || path(ev, "data", "timestamp") == nil {
 		t.Errorf("pong: %v", ev)
 	}
 }
@@ -65,14 +60,14 @@ func TestBadFrames(t *testing.T) {
 func TestOversizedFrame(t *testing.T) {
 	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
 	big, other := dial(t, url), dial(t, url)
-	big.send(`{"action":"ping","requestId":"` + strings.Repeat("x", 1<<20) + `"}`)
+	big.Send(`{"action":"ping","requestId":"` + strings.Repeat("x", 1<<20) + `"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, _, err := big.ws.Read(ctx); err == nil {
+	if _, _, err := big.WS.Read(ctx); err == nil {
 		t.Error("the connection survived a 1 MiB frame")
 	}
-	other.send(`{"action":"ping","requestId":"p"}`)
-	other.expect("pong")
+	other.Send(`{"action":"ping","requestId":"p"}`)
+	other.Expect("pong")
 }
 
 // A client that never reads loses its connection once its queue is full;
@@ -84,22 +79,22 @@ func TestClientThatStopsReading(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for i := 0; i < 400; i++ {
-		if err := slow.ws.Write(ctx, websocket.MessageText, ping); err != nil {
+		if err := slow.WS.Write(ctx, websocket.MessageText, ping); err != nil {
 			break // the server closed the connection: that is the point
 		}
 	}
-	other.send(`{"action":"ping","requestId":"p"}`)
-	other.expect("pong")
+	other.Send(`{"action":"ping","requestId":"p"}`)
+	other.Expect("pong")
 }
 
 func create(c *client, supports string) string {
-	c.t.Helper()
+	c.T.Helper()
 	extra := ""
 	if supports != "" {
 		extra = `,"supports":` + supports
 	}
-	c.send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"` + extra + `}`)
-	return path(c.expect("immediate_response")[0], "data", "sessionId").(string)
+	c.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"` + extra + `}`)
+	return path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
 }
 
 const raiseChoices = `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to quote"}`
@@ -114,23 +109,23 @@ func TestCancelWhileParked(t *testing.T) {
 	_, url := startServer(t, server.Config{Model: script})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
-	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
-	iid := path(c.expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
-	c.send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"again"}`)
-	if ev := c.expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" || ev["requestId"] != "T2" {
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	iid := path(c.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	c.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"again"}`)
+	if ev := c.Expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" || ev["requestId"] != "T2" {
 		t.Errorf("send while parked: %v", ev)
 	}
-	c.send(`{"action":"cancel","requestId":"other"}`)
-	if ev := c.expect("cancelled")[0]; ev["requestId"] != "T" || path(ev, "data", "status") != float64(499) {
+	c.Send(`{"action":"cancel","requestId":"other"}`)
+	if ev := c.Expect("cancelled")[0]; ev["requestId"] != "T" || path(ev, "data", "status") != float64(499) {
 		t.Errorf("cancelled: %v", ev)
 	}
-	c.send(`{"action":"submit_interaction","requestId":"T","sessionId":"` + sid + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
-	if ev := c.expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
+	c.Send(`{"action":"submit_interaction","requestId":"T","sessionId":"` + sid + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	if ev := c.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
 		t.Errorf("submit after cancel: %v", ev)
 	}
-	c.send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"again"}`)
-	c.expect("immediate_response")
-	tok := c.expect("stream_token")[0]
+	c.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"again"}`)
+	c.Expect("immediate_response")
+	tok := c.Expect("stream_token")[0]
 	if tok["requestId"] != "T3" {
 		t.Errorf("token of %v", tok["requestId"])
 	}
@@ -146,21 +141,21 @@ func TestParkDeadline(t *testing.T) {
 	_, url := startServer(t, server.Config{Model: script, ParkTimeout: 200 * time.Millisecond})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
-	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
-	c.expect("immediate_response", "interaction_required", "stream_chunk")
-	ev := c.expect("stream_chunk")[0]
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	c.Expect("immediate_response", "interaction_required", "stream_chunk")
+	ev := c.Expect("stream_chunk")[0]
 	result, _ := path(ev, "data", "state", "rawResponse", "toolResult", "result").(string)
 	if !strings.Contains(result, `"status":"no_response"`) {
 		t.Errorf("result after the deadline: %q", result)
 	}
-	c.expect("stream_token")
-	for ev := c.next(); ev["type"] != "eventual_response"; ev = c.next() {
+	c.Expect("stream_token")
+	for ev := c.Next(); ev["type"] != "eventual_response"; ev = c.Next() {
 		if ev["type"] != "stream_token" {
 			t.Fatalf("got %v", ev)
 		}
 	}
-	c.send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
-	msgs := path(c.expect("immediate_response")[0], "data", "messages").([]any)
+	c.Send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
+	msgs := path(c.Expect("immediate_response")[0], "data", "messages").([]any)
 	if len(msgs) != 2 || path(msgs[0], "content", "text") != "moving on" || path(msgs[1], "direction") != "inbound" {
 		t.Errorf("history: %v", msgs)
 	}
@@ -176,20 +171,20 @@ func TestDrainWhileParked(t *testing.T) {
 	srv, url := startServer(t, server.Config{Model: script})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
-	c.send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
-	c.expect("immediate_response", "interaction_required", "stream_chunk")
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	c.Expect("immediate_response", "interaction_required", "stream_chunk")
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		done <- srv.Shutdown(ctx)
 	}()
-	c.expect("stream_chunk", "stream_token")
-	for ev := c.next(); ev["type"] != "eventual_response"; ev = c.next() {
+	c.Expect("stream_chunk", "stream_token")
+	for ev := c.Next(); ev["type"] != "eventual_response"; ev = c.Next() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _, err := c.ws.Read(ctx)
+	_, _, err := c.WS.Read(ctx)
 	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Errorf("close: %v, want 1001", err)
 	}
