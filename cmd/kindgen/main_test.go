@@ -233,3 +233,38 @@ func sorted(s []string) []string {
 	}
 	return out
 }
+
+// kindgen new scaffolds a kind that generates at once, and never
+// overwrites.
+func TestNew(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/x\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := kindgen.Main([]string{"new", "-root", root, "star_rating"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("kindgen new: %d %s", code, stderr.String())
+	}
+	for _, f := range []string{"spec/interactions/star-rating.schema.json", "kinds/starrating/rules.go", "gen/starrating/kind.gen.go", "kinds/catalog.gen.go"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	catalog, _ := os.ReadFile(filepath.Join(root, "kinds/catalog.gen.go"))
+	if !bytes.Contains(catalog, []byte("starrating.Rules{}")) {
+		t.Errorf("the catalog does not use the new rules:\n%s", catalog)
+	}
+	for name, args := range map[string][]string{
+		"existing":     {"new", "-root", root, "star_rating"},
+		"not snake":    {"new", "-root", root, "StarRating"},
+		"keyword":      {"new", "-root", root, "func"},
+		"no name":      {"new", "-root", root},
+		"two names":    {"new", "-root", root, "a", "b"},
+		"bad trailing": {"new", "-root", root, "a_"},
+	} {
+		stderr.Reset()
+		if code := kindgen.Main(args, &bytes.Buffer{}, &stderr); code == 0 {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

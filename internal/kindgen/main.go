@@ -13,14 +13,20 @@ import (
 
 // Main runs kindgen with args and returns its exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "new" {
+		return mainNew(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("kindgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	root := fs.String("root", ".", "the project root: the folder holding go.mod and "+SpecDir)
 	module := fs.String("module", "", "the import path of the project root (default: read from root/go.mod)")
 	check := fs.Bool("check", false, "write nothing; exit 1 and name the files when generated code is out of date")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: kindgen [flags]\n\n"+
-			"Reads every %s/*.schema.json and writes gen/<kind>/*.gen.go and kinds/catalog.gen.go.\n\nFlags:\n", SpecDir)
+		fmt.Fprintf(stderr, "usage: kindgen [flags]\n       kindgen new [-root DIR] <name>\n\n"+
+			"kindgen reads every %s/*.schema.json, checks it, and writes gen/<kind>/*.gen.go and\n"+
+			"kinds/catalog.gen.go; it removes the generated files of schemas that are gone.\n"+
+			"kindgen new writes the schema and rules of a new kind, never overwriting a file,\n"+
+			"then generates.\n\nFlags:\n", SpecDir)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -75,4 +81,35 @@ func modulePath(root string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("find module path: no module line in %s", f.Name())
+}
+
+func mainNew(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kindgen new", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", ".", "the project root")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: kindgen new [-root DIR] <name>\n\n"+
+			"Writes %s/<name>.schema.json and kinds/<name>/rules.go, then generates.\n"+
+			"name is the kind's lower_snake_case wire name.\n\nFlags:\n", SpecDir)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	written, err := NewKind(*root, fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	for _, w := range written {
+		fmt.Fprintln(stdout, "wrote", w)
+	}
+	return Main([]string{"-root", *root}, stdout, stderr)
 }
