@@ -68,6 +68,8 @@ up "$KINDKIT_ADDR"
 up "$FLOOR_ADDR"
 echo "kindserver pid $kindserver_pid on $KINDKIT_ADDR, canned floor pid $floor_pid on $FLOOR_ADDR, $(nproc) cores"
 
+failures=0
+
 # measure NAME ARGS...: runs kindload against kindkit, then the floor.
 measure() {
   local name=$1; shift
@@ -77,6 +79,7 @@ measure() {
     if ! kill -0 "$pid" 2>/dev/null; then
       echo "load.sh: the $who server (pid $pid) is gone" >&2
       : >"$tmp/$who-$name.json"
+      failures=$((failures + 1))
       continue
     fi
     echo "--- $name against $who: kindload -addr $addr $*"
@@ -85,6 +88,7 @@ measure() {
     if [ "$code" -ne 0 ]; then
       echo "    kindload exited $code" >&2
       cat "$tmp/$who-$name.err" >&2
+      failures=$((failures + 1))
     fi
   done
 }
@@ -177,4 +181,8 @@ samples hold
 echo
 warn=$(grep -c 'level=WARN\|level=ERROR' "$tmp/kindserver.log" || true)
 echo "kindserver logged $warn warnings or errors"
-grep 'level=WARN\|level=ERROR' "$tmp/kindserver.log" | sort | uniq -c | sort -rn | head -5 || true
+grep 'level=WARN\|level=ERROR' "$tmp/kindserver.log" | sed 's/^time=[^ ]* //' | sort | uniq -c | sort -rn | head -5 || true
+if [ "$failures" -gt 0 ]; then
+  echo "load.sh: $failures runs had errors or order violations, or did not run" >&2
+  exit 1
+fi

@@ -13,8 +13,11 @@
 //     errors, order violations (see Checker), the p50/p99/max latency from
 //     writing send_message to reading interaction_required and from
 //     writing submit_interaction to reading eventual_response, and the
-//     server's CPU time per cycle (utime+stime of /proc/PID/stat, PID from
-//     GET /debug/stats or -pid).
+//     server's CPU time per cycle (utime+stime of /proc/PID/stat, in 10 ms
+//     ticks, PID from GET /debug/stats or -pid) next to kindload's own.
+//     The latencies leave the dial out. With -tail each cycle also pings
+//     after the eventual_response and checks every event up to the pong,
+//     which catches events sent after the terminal one.
 //
 //   - Hold mode (-hold N): parks N sessions, each on its own open socket
 //     (dialled -dial-c at a time), and reads the server's /debug/stats?gc=1
