@@ -54,7 +54,8 @@ type Kind interface {
 	// ParseRaise checks raise tool arguments and returns the canonical spec
 	// and reason, or a *RaiseError the model can act on.
 	ParseRaise(args []byte) (Raise, error)
-	// LoadSpec reads a canonical spec stored earlier.
+	// LoadSpec reads a canonical spec that ParseRaise produced earlier; it
+	// decodes it without validating it again.
 	LoadSpec(spec json.RawMessage) (Spec, error)
 	// Validate checks submitted values and returns them canonical, or every
 	// problem at once. spec may be nil: see Rules.Validate.
@@ -163,14 +164,10 @@ func (k *kindImpl[S, V]) LoadSpec(raw json.RawMessage) (Spec, error) {
 	return Spec{JSON: raw, typed: spec}, nil
 }
 
+// loadSpec decodes a spec that ParseRaise made canonical earlier (a stored
+// park, a stash). It is the project's own data, so it is decoded, not
+// validated again: a submit pays for one validation, of the values.
 func (k *kindImpl[S, V]) loadSpec(raw json.RawMessage) (*S, error) {
-	doc, err := decodeAny(raw)
-	if err != nil {
-		return nil, fmt.Errorf("load %s spec: %w", k.desc.Name, err)
-	}
-	if err := k.spec.Validate(doc); err != nil {
-		return nil, fmt.Errorf("load %s spec: %w", k.desc.Name, err)
-	}
 	var s S
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("load %s spec: %w", k.desc.Name, err)

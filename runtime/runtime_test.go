@@ -148,7 +148,7 @@ func TestValidate(t *testing.T) {
 		"missing":         {spec: &raise.Spec, values: `{}`, normalizes: true, errs: []runtime.FieldError{{Field: "text", Message: "this field is required"}}},
 		"wrong type":      {spec: &raise.Spec, values: `"text"`, normalizes: true, errs: []runtime.FieldError{{Field: "values", Message: "must be an object, not string"}}},
 		"not JSON":        {spec: &raise.Spec, values: `{"text":`, errs: []runtime.FieldError{{Field: "values", Message: "invalid values shape: unexpected EOF"}}},
-		"bad stored spec": {spec: &runtime.Spec{JSON: json.RawMessage(`{"topic":7}`)}, values: `{"text":"a"}`, errs: []runtime.FieldError{{Field: "values", Message: "the question can no longer be checked: load note spec: jsonschema validation failed with 'kindkit:///note.schema.json#/$defs/Spec'\n- at '/topic': got number, want string"}}},
+		"bad stored spec": {spec: &runtime.Spec{JSON: json.RawMessage(`{"topic":7}`)}, values: `{"text":"a"}`, errs: []runtime.FieldError{{Field: "values", Message: "the question can no longer be checked: load note spec: json: cannot unmarshal number into Go struct field noteSpec.topic of type string"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := *normalized

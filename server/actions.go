@@ -232,12 +232,16 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("interaction kind '%s' is not hosted by this server", p.Kind)))
 		return
 	}
-	spec, err := k.LoadSpec(p.Spec)
-	if err != nil {
-		c.internalError(f.RequestID, err, "load parked spec")
-		return
+	spec := s.parkedSpec(p.ID)
+	if spec == nil {
+		loaded, err := k.LoadSpec(p.Spec)
+		if err != nil {
+			c.internalError(f.RequestID, err, "load parked spec")
+			return
+		}
+		spec = &loaded
 	}
-	values, errs := k.Validate(&spec, f.Values)
+	values, errs := k.Validate(spec, f.Values)
 	if len(errs) > 0 {
 		c.send(nested("interaction_invalid", f.RequestID, object{
 			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))

@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -96,7 +96,7 @@ func (c *conn) enqueueLocked(ev event) {
 	if c.closed {
 		return
 	}
-	data, err := json.Marshal(ev)
+	data, err := ev.encode()
 	if err != nil {
 		c.srv.log.Error("encode event", "type", ev.Type, "err", err)
 		return
@@ -137,11 +137,12 @@ func (c *conn) writeLoop() {
 		c.queue, c.queued = nil, 0
 		closed := c.closed
 		c.mu.Unlock()
+		// One watchdog per batch rather than a deadline per frame: a client
+		// that takes longer than writeTimeout to accept a batch is cut off.
+		watchdog := time.AfterFunc(writeTimeout, func() { c.ws.CloseNow() })
 		for _, data := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-			err := c.ws.Write(ctx, websocket.MessageText, data)
-			cancel()
-			if err != nil {
+			if err := c.ws.Write(context.Background(), websocket.MessageText, data); err != nil {
+				watchdog.Stop()
 				c.mu.Lock()
 				c.closed = true
 				c.queue, c.queued = nil, 0
@@ -150,6 +151,7 @@ func (c *conn) writeLoop() {
 				return
 			}
 		}
+		watchdog.Stop()
 		if closed {
 			return
 		}

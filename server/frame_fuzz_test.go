@@ -56,3 +56,31 @@ func FuzzFrames(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTokenEncoding: the hand-written token encoder writes what
+// encoding/json writes.
+func FuzzTokenEncoding(f *testing.F) {
+	for _, s := range []string{"", "Hello fr", "Pro it is — pulling", "<a href=\"x\">&</a>", "\x00\x1f\t\n\r\\", "\u2028\u2029", "\xff\xfe bad utf8", "é😀"} {
+		f.Add(s, "r-msg")
+	}
+	f.Fuzz(func(t *testing.T, token, requestID string) {
+		ev := tokenEvent(requestID, token)
+		var got map[string]any
+		if err := json.Unmarshal(ev.raw, &got); err != nil {
+			t.Fatalf("invalid JSON %q: %v", ev.raw, err)
+		}
+		want, _ := json.Marshal(token)
+		if string(appendString(nil, token)) != string(want) {
+			t.Fatalf("appendString(%q) = %s, encoding/json writes %s", token, appendString(nil, token), want)
+		}
+		ts := int64(got["timestamp"].(float64))
+		ref, _ := json.Marshal(event{Type: "stream_token", RequestID: requestID, Token: token, Timestamp: ts,
+			Data: struct {
+				RequestID string `json:"requestId"`
+				Token     string `json:"token"`
+			}{requestID, token}})
+		if string(ref) != string(ev.raw) && requestID != "" && token != "" { // empty ones are never sent
+			t.Fatalf("token event\n%s\nencoding/json writes\n%s", ev.raw, ref)
+		}
+	})
+}

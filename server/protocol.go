@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Error codes of the protocol (PROTOCOL.md §3.8).
@@ -70,7 +72,8 @@ func decodeFrame(data []byte) (*frame, []string, error) {
 }
 
 // event is every server event. Its fields are in alphabetical order, as the
-// reference serialises them; empty ones are left out.
+// reference serialises them; empty ones are left out. raw, when set, is the
+// event already encoded (the hot stream_token path).
 type event struct {
 	Data      any        `json:"data,omitempty"`
 	Error     *errorBody `json:"error,omitempty"`
@@ -81,6 +84,16 @@ type event struct {
 	Timestamp int64      `json:"timestamp"`
 	Token     string     `json:"token,omitempty"`
 	Type      string     `json:"type"`
+
+	raw []byte
+}
+
+// encode returns the event's JSON.
+func (ev *event) encode() ([]byte, error) {
+	if ev.raw != nil {
+		return ev.raw, nil
+	}
+	return json.Marshal(ev)
 }
 
 type errorBody struct {
@@ -94,59 +107,206 @@ func now() int64 { return time.Now().UnixMilli() }
 
 func immediate(requestID string, status int, message string, data any) event {
 	if data == nil {
-		data = object{}
+		data = struct{}{}
 	}
 	return event{Type: "immediate_response", RequestID: requestID, Status: status, Message: message, Data: data, Timestamp: now()}
 }
 
 func errorEvent(requestID, code, message string) event {
 	body := &errorBody{Code: code, Message: message}
-	data := object{"error": body}
-	if requestID != "" {
-		data["requestId"] = requestID
-	}
-	return event{Type: "error", RequestID: requestID, Error: body, Data: data, Timestamp: now()}
+	return event{Type: "error", RequestID: requestID, Error: body, Data: errorData{Error: body, RequestID: requestID}, Timestamp: now()}
 }
 
+type errorData struct {
+	Error     *errorBody `json:"error"`
+	RequestID string     `json:"requestId,omitempty"`
+}
+
+// tokenEvent is encoded by hand: a turn sends many of them.
 func tokenEvent(requestID, token string) event {
-	return event{Type: "stream_token", RequestID: requestID, Token: token,
-		Data: struct {
-			RequestID string `json:"requestId"`
-			Token     string `json:"token"`
-		}{requestID, token}, Timestamp: now()}
+	b := make([]byte, 0, 96+2*len(requestID)+2*len(token))
+	b = append(b, `{"data":{"requestId":`...)
+	b = appendString(b, requestID)
+	b = append(b, `,"token":`...)
+	b = appendString(b, token)
+	b = append(b, `},"requestId":`...)
+	b = appendString(b, requestID)
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendInt(b, now(), 10)
+	b = append(b, `,"token":`...)
+	b = appendString(b, token)
+	b = append(b, `,"type":"stream_token"}`...)
+	return event{Type: "stream_token", raw: b}
 }
 
-// nested is an event whose payload sits at data.data.
-func nested(typ, requestID string, payload any) event {
-	return event{Type: typ, RequestID: requestID, Data: object{"requestId": requestID, "data": payload}, Timestamp: now()}
-}
-
-func toolCallChunk(requestID, name, arguments string) event {
-	var args any
-	if json.Unmarshal([]byte(arguments), &args) != nil || args == nil {
-		args = object{}
+// appendString appends s as a JSON string, escaping what JSON requires and
+// what encoding/json escapes by default (<, >, &, U+2028, U+2029), and
+// replacing invalid UTF-8 as encoding/json does.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
-	return chunk(requestID, name, object{"toolCall": object{"name": name, "arguments": args}})
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// nestedData is the data of an event whose payload sits at data.data.
+type nestedData struct {
+	Data      any    `json:"data"`
+	RequestID string `json:"requestId"`
+}
+
+func nested(typ, requestID string, payload any) event {
+	return event{Type: typ, RequestID: requestID, Data: nestedData{payload, requestID}, Timestamp: now()}
+}
+
+type chunkData struct {
+	Node      string     `json:"node"`
+	RequestID string     `json:"requestId"`
+	State     chunkState `json:"state"`
+}
+
+type chunkState struct {
+	RawResponse rawResponse `json:"rawResponse"`
+}
+
+type rawResponse struct {
+	ToolCall   *toolCallState   `json:"toolCall,omitempty"`
+	ToolResult *toolResultState `json:"toolResult,omitempty"`
+}
+
+type toolCallState struct {
+	Arguments json.RawMessage `json:"arguments"`
+	Name      string          `json:"name"`
+}
+
+type toolResultState struct {
+	IsError bool   `json:"isError"`
+	Name    string `json:"name"`
+	Result  string `json:"result"`
+}
+
+// toolCallChunk carries the model's arguments parsed as JSON; arguments
+// that are empty or not JSON become {}.
+func toolCallChunk(requestID, name, arguments string) event {
+	var args bytes.Buffer
+	if err := json.Compact(&args, []byte(arguments)); err != nil || args.String() == "null" {
+		args.Reset()
+		args.WriteString("{}")
+	}
+	return chunk(requestID, name, rawResponse{ToolCall: &toolCallState{Arguments: args.Bytes(), Name: name}})
 }
 
 func toolResultChunk(requestID, name, result string, isError bool) event {
-	return chunk(requestID, name, object{"toolResult": object{"name": name, "isError": isError, "result": result}})
+	return chunk(requestID, name, rawResponse{ToolResult: &toolResultState{IsError: isError, Name: name, Result: result}})
 }
 
-func chunk(requestID, node string, raw object) event {
+func chunk(requestID, node string, raw rawResponse) event {
 	return event{Type: "stream_chunk", RequestID: requestID, Node: node,
-		Data: object{"requestId": requestID, "node": node, "state": object{"rawResponse": raw}}, Timestamp: now()}
+		Data: chunkData{Node: node, RequestID: requestID, State: chunkState{raw}}, Timestamp: now()}
+}
+
+type statusData struct {
+	RequestID string `json:"requestId,omitempty"`
+	Status    int    `json:"status"`
 }
 
 func cancelledEvent(requestID string) event {
-	data := object{"status": 499}
-	if requestID != "" {
-		data["requestId"] = requestID
-	}
-	return event{Type: "cancelled", RequestID: requestID, Status: 499, Data: data, Timestamp: now()}
+	return event{Type: "cancelled", RequestID: requestID, Status: 499, Data: statusData{requestID, 499}, Timestamp: now()}
+}
+
+type timestampData struct {
+	Timestamp int64 `json:"timestamp"`
 }
 
 func pongEvent(requestID string) event {
 	ts := now()
-	return event{Type: "pong", RequestID: requestID, Data: object{"timestamp": ts}, Timestamp: ts}
+	return event{Type: "pong", RequestID: requestID, Data: timestampData{ts}, Timestamp: ts}
+}
+
+// interactionPayload is interaction_required's data.data.
+type interactionPayload struct {
+	InteractionID string          `json:"interactionId"`
+	Kind          string          `json:"kind"`
+	Reason        string          `json:"reason"`
+	Spec          json.RawMessage `json:"spec"`
+}
+
+// eventualPayload is eventual_response's data.data.
+type eventualPayload struct {
+	MessageID       string        `json:"messageId"`
+	NeedsEscalation bool          `json:"needsEscalation"`
+	Response        replyResponse `json:"response"`
+	Usage           usage         `json:"usage"`
+}
+
+type replyResponse struct {
+	CustomerHappinessScore float64  `json:"customerHappinessScore"`
+	NeedsSatisfactionScore float64  `json:"needsSatisfactionScore"`
+	RequestSummary         string   `json:"requestSummary"`
+	ResolutionStatus       string   `json:"resolutionStatus"`
+	ResponseParts          []string `json:"responseParts"`
+	SuggestedNextActions   []string `json:"suggestedNextActions"`
+}
+
+type usage struct {
+	CompletionTokens int     `json:"completionTokens"`
+	CostUSD          float64 `json:"costUsd"`
+	PromptTokens     int     `json:"promptTokens"`
+}
+
+type eventualData struct {
+	Data      eventualPayload `json:"data"`
+	RequestID string          `json:"requestId"`
+	Status    int             `json:"status"`
+}
+
+func eventualEvent(requestID string, p eventualPayload) event {
+	return event{Type: "eventual_response", RequestID: requestID, Status: 200,
+		Data: eventualData{p, requestID, 200}, Timestamp: now()}
 }

@@ -26,6 +26,7 @@ type turn struct {
 	state     runtime.TurnState
 	parkID    string // set while parked
 	parkType  runtime.ParkKind
+	parkSpec  *runtime.Spec // the parked card's spec, decoded, so a submit need not decode it
 }
 
 const (
@@ -163,25 +164,12 @@ func (t *turn) complete() {
 		t.fail(err)
 		return
 	}
-	payload := object{
-		"messageId": reply.ID,
-		"response": object{
-			"responseParts":          []string{t.state.Text},
-			"customerHappinessScore": 0.5,
-			"needsSatisfactionScore": 0.5,
-			"requestSummary":         "",
-			"resolutionStatus":       "in_progress",
-			"suggestedNextActions":   []string{},
-		},
-		"needsEscalation": false,
-		"usage": object{
-			"promptTokens":     t.state.Usage.PromptTokens,
-			"completionTokens": t.state.Usage.CompletionTokens,
-			"costUsd":          0,
-		},
-	}
-	ev := event{Type: "eventual_response", RequestID: t.requestID, Status: 200,
-		Data: object{"requestId": t.requestID, "status": 200, "data": payload}, Timestamp: now()}
+	ev := eventualEvent(t.requestID, eventualPayload{
+		MessageID: reply.ID,
+		Response: replyResponse{CustomerHappinessScore: 0.5, NeedsSatisfactionScore: 0.5, ResolutionStatus: "in_progress",
+			ResponseParts: []string{t.state.Text}, SuggestedNextActions: []string{}},
+		Usage: usage{PromptTokens: t.state.Usage.PromptTokens, CompletionTokens: t.state.Usage.CompletionTokens},
+	})
 	if t.conn != nil {
 		t.conn.finish(t, ev)
 	}
@@ -333,6 +321,7 @@ func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: k.Fallback(r.Spec, r.Reason)})
 	}
+	t.parkSpec = &r.Spec
 	return t.park(&runtime.Park{Type: runtime.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
@@ -382,6 +371,17 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 	return true, nil
 }
 
+// parkedSpec is the decoded spec of park id when its turn is parked in
+// this process.
+func (s *Server) parkedSpec(id string) *runtime.Spec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.parked[id]; t != nil {
+		return t.parkSpec
+	}
+	return nil
+}
+
 // prompt is the event that shows a park to a person: the card, or the
 // write confirmation.
 func prompt(p *runtime.Park) event {
@@ -389,7 +389,7 @@ func prompt(p *runtime.Park) event {
 		return nested("write_confirmation_required", p.Turn.RequestID, object{
 			"toolId": p.ToolCall.Name, "actionDescription": fmt.Sprintf("Approve calling tool '%s'?", p.ToolCall.Name)})
 	}
-	return nested("interaction_required", p.Turn.RequestID, object{"interactionId": p.ID, "kind": p.Kind, "spec": p.Spec, "reason": p.Reason})
+	return nested("interaction_required", p.Turn.RequestID, interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec})
 }
 
 // reattach shows a conversation's pending park to a client that resumed the

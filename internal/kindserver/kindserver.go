@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/kindkit/kindkit/kinds"
@@ -26,7 +27,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	verbose := fs.Bool("v", false, "log debug messages")
-	debugStats := fs.Bool("debug-stats", false, "serve memory and goroutine counts at /debug/stats (for kindload)")
+	debugStats := fs.Bool("debug-stats", false, "serve memory and goroutine counts at /debug/stats (for kindload) and profiles at /debug/pprof/")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -74,6 +75,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	mux.Handle("/", srv)
 	if *debugStats {
 		mux.HandleFunc("/debug/stats", StatsHandler)
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)

@@ -4,6 +4,7 @@ package memstore
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -35,7 +36,9 @@ var _ runtime.Store = (*Store)(nil)
 func (s *Store) CreateConversation(_ context.Context, c *runtime.Conversation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.convs[c.ID] = &conversation{Conversation: *c}
+	cp := *c
+	cp.Supports = slices.Clone(c.Supports)
+	s.convs[c.ID] = &conversation{Conversation: cp}
 	return nil
 }
 
@@ -73,6 +76,9 @@ func (s *Store) withConv(id string, f func(*conversation)) error {
 func (s *Store) CreateSession(_ context.Context, sess *runtime.Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.convs[sess.ConversationID]; !ok {
+		return runtime.ErrNotFound
+	}
 	cp := *sess
 	s.sessions[sess.ID] = &cp
 	return nil
@@ -111,12 +117,13 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*runtime.Message) erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range msgs {
-		c, ok := s.convs[m.ConversationID]
-		if !ok {
+		if _, ok := s.convs[m.ConversationID]; !ok {
 			return runtime.ErrNotFound
 		}
-		cp := *m
-		c.messages = append(c.messages, &cp)
+	}
+	for _, m := range msgs {
+		c := s.convs[m.ConversationID]
+		c.messages = append(c.messages, cloneMessage(m))
 	}
 	return nil
 }
@@ -139,8 +146,7 @@ func (s *Store) Messages(_ context.Context, id string, roles []runtime.Role, bef
 	i := end - 1
 	for ; i >= 0 && len(out) < limit; i-- {
 		if m := c.messages[i]; len(roles) == 0 || slices.Contains(roles, m.Role) {
-			cp := *m
-			out = append(out, &cp)
+			out = append(out, cloneMessage(m))
 		}
 	}
 	more := false
@@ -160,8 +166,13 @@ func (s *Store) SavePark(_ context.Context, p *runtime.Park) error {
 	if !ok {
 		return runtime.ErrNotFound
 	}
-	cp := *p
-	s.parks[p.ID] = &cp
+	// A conversation has one pending park: the newest replaces the last.
+	if c.pending != "" && c.pending != p.ID {
+		delete(s.parks, c.pending)
+	}
+	cp := clonePark(p)
+	cp.State = runtime.ParkPending
+	s.parks[p.ID] = cp
 	c.pending = p.ID
 	return nil
 }
@@ -173,8 +184,7 @@ func (s *Store) PendingPark(_ context.Context, id string) (*runtime.Park, error)
 	if !ok || c.pending == "" {
 		return nil, runtime.ErrNotFound
 	}
-	cp := *s.parks[c.pending]
-	return &cp, nil
+	return clonePark(s.parks[c.pending]), nil
 }
 
 func (s *Store) TakePark(_ context.Context, id string, state runtime.ParkState) (*runtime.Park, bool, error) {
@@ -200,9 +210,22 @@ func (s *Store) ExpiredParks(_ context.Context, now time.Time) ([]*runtime.Park,
 	var out []*runtime.Park
 	for _, p := range s.parks {
 		if p.State == runtime.ParkPending && p.Deadline.Before(now) {
-			cp := *p
-			out = append(out, &cp)
+			out = append(out, clonePark(p))
 		}
 	}
 	return out, nil
+}
+
+func cloneMessage(m *runtime.Message) *runtime.Message {
+	cp := *m
+	cp.ToolCalls = slices.Clone(m.ToolCalls)
+	return &cp
+}
+
+func clonePark(p *runtime.Park) *runtime.Park {
+	cp := *p
+	cp.Spec = slices.Clone(p.Spec)
+	cp.Turn.Pending = slices.Clone(p.Turn.Pending)
+	cp.Turn.Stashed = maps.Clone(p.Turn.Stashed)
+	return &cp
 }

@@ -1,0 +1,620 @@
+// Package sqlstore is the runtime.Store on a SQL database: SQLite through
+// modernc.org/sqlite (pure Go, one file, the embedded default) or PostgreSQL
+// through github.com/jackc/pgx/v5 (several server processes sharing one
+// database).
+//
+//	s, err := sqlstore.Open(ctx, "sqlite:./kindkit.db")
+//	s, err := sqlstore.Open(ctx, "postgres://kindkit@db.internal/kindkit")
+//
+// Open applies the embedded schema migrations (migrations/<dialect>/NNNN_*.sql)
+// that the database lacks, in one transaction, and records them in
+// schema_migrations; a database made by an older kindkit is upgraded, never
+// dropped, and one made by a newer kindkit is refused.
+//
+// Every statement works for both dialects; they differ only in the schema,
+// the row lock SavePark takes and the error codes. TakePark is one
+// conditional UPDATE … RETURNING, so of concurrent takes of a park, in one
+// process or in many sharing a PostgreSQL database, exactly one succeeds.
+//
+// Times are stored as unix nanoseconds (UTC) and come back in UTC; the zero
+// time is stored as NULL. Times outside the years 1678–2262 are refused.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"net/url"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+type dialect int
+
+const (
+	dialectSQLite dialect = iota
+	dialectPostgres
+)
+
+func (d dialect) String() string {
+	if d == dialectPostgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// Store is safe for concurrent use.
+type Store struct {
+	dialect dialect
+	db      *sql.DB // writes; on PostgreSQL everything
+	rdb     *sql.DB // reads: db, or on a SQLite file a pool of read-only connections
+}
+
+var _ runtime.Store = (*Store)(nil)
+
+// config holds what tests vary; Open uses the zero value.
+type config struct {
+	migrations fs.FS // nil: the embedded migrations
+	upTo       int   // apply migrations up to this version only; 0: all
+	readers    int   // SQLite: read connections beside the writer; 0: defaultReaders, -1: none
+}
+
+// defaultReaders is the size of a SQLite file's read pool. WAL lets readers
+// run beside the one writer; see BenchmarkParallelSQLite.
+const defaultReaders = 4
+
+// Open opens the store named by dsn and brings its schema up to date.
+//
+//	sqlite:PATH           a SQLite file, created when missing (sqlite:./kindkit.db);
+//	                      sqlite::memory: is a private in-memory database
+//	postgres://…          a PostgreSQL database (postgresql:// too), in pgx's URL
+//	                      form; pool_max_conns=N sets the pool size (default
+//	                      the larger of 4 and the number of CPUs)
+//
+// SQLite runs in WAL mode with synchronous=NORMAL, a busy timeout and foreign
+// keys on; all writes go through one connection, so they never meet
+// SQLITE_BUSY inside one process.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, config{})
+}
+
+func open(ctx context.Context, dsn string, cfg config) (*Store, error) {
+	var (
+		s   *Store
+		err error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		s, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"), cfg)
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		s, err = openPostgres(dsn)
+	default:
+		scheme, _, _ := strings.Cut(dsn, ":")
+		return nil, fmt.Errorf("sqlstore: open: unknown data source %q: want sqlite:PATH or postgres://…", scheme)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlstore: open %s: %w", s.dialect, err)
+	}
+	fsys := cfg.migrations
+	if fsys == nil {
+		fsys = embedded
+	}
+	if err := s.migrate(ctx, fsys, cfg.upTo); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+const sqliteParams = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+
+func openSQLite(path string, cfg config) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlstore: open sqlite: empty path (want sqlite:PATH)")
+	}
+	memory := path == ":memory:"
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&" // the caller's own driver parameters come first
+	}
+	params := sqliteParams
+	if !memory {
+		params += "&_pragma=journal_mode(WAL)"
+	}
+	w, err := sqlite.NewConnector(path + sep + params + "&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open sqlite: %w", err)
+	}
+	s := &Store{dialect: dialectSQLite, db: sqlDB(w, 1)}
+	s.rdb = s.db
+	n := cfg.readers
+	if n == 0 {
+		n = defaultReaders
+	}
+	if !memory && n > 0 {
+		r, err := sqlite.NewConnector(path + sep + params + "&_pragma=query_only(1)")
+		if err != nil {
+			s.db.Close()
+			return nil, fmt.Errorf("sqlstore: open sqlite: %w", err)
+		}
+		s.rdb = sqlDB(r, n)
+	}
+	return s, nil
+}
+
+// sqlDB is a pool of at most n connections that are kept open: a SQLite
+// connection is cheap to keep and dear to open (it parses the schema), and
+// an in-memory database lives only as long as its connection.
+func sqlDB(c driver.Connector, n int) *sql.DB {
+	db := sql.OpenDB(c)
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	return db
+}
+
+func openPostgres(dsn string) (*Store, error) {
+	n := max(4, goruntime.NumCPU())
+	if u, err := url.Parse(dsn); err == nil && u.Query().Has("pool_max_conns") {
+		q := u.Query()
+		v, err := strconv.Atoi(q.Get("pool_max_conns"))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("sqlstore: open postgres: bad pool_max_conns %q", q.Get("pool_max_conns"))
+		}
+		n = v
+		q.Del("pool_max_conns")
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	pc, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open postgres: %w", err)
+	}
+	db := stdlib.OpenDB(*pc)
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return &Store{dialect: dialectPostgres, db: db, rdb: db}, nil
+}
+
+// Close closes the database connections.
+func (s *Store) Close() error {
+	var errs []error
+	if s.rdb != s.db {
+		errs = append(errs, s.rdb.Close())
+	}
+	errs = append(errs, s.db.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlstore: close: %w", err)
+	}
+	return nil
+}
+
+// wrap turns err into "sqlstore: what: err", with a missing row or a
+// missing referenced row as runtime.ErrNotFound.
+func (s *Store) wrap(what string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) || s.isForeignKeyViolation(err) {
+		err = runtime.ErrNotFound
+	}
+	return fmt.Errorf("sqlstore: %s: %w", what, err)
+}
+
+func (s *Store) isForeignKeyViolation(err error) bool {
+	if s.dialect == dialectPostgres {
+		var pe *pgconn.PgError
+		return errors.As(err, &pe) && pe.Code == "23503"
+	}
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+func notFound(what string) error { return fmt.Errorf("sqlstore: %s: %w", what, runtime.ErrNotFound) }
+
+// nanos is t as a column value: unix nanoseconds, or NULL for the zero time.
+func nanos(t time.Time) (any, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	n := t.UnixNano()
+	if !time.Unix(0, n).Equal(t) {
+		return nil, fmt.Errorf("time %s out of range", t)
+	}
+	return n, nil
+}
+
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+// jsonText is v as a JSON text column, NULL when v is nil.
+func jsonText[T any](v []T) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func fromJSONText[T any](s sql.NullString) ([]T, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var v []T
+	err := json.Unmarshal([]byte(s.String), &v)
+	return v, err
+}
+
+func (s *Store) CreateConversation(ctx context.Context, c *runtime.Conversation) error {
+	supports, err := jsonText(c.Supports)
+	if err != nil {
+		return s.wrap("create conversation", err)
+	}
+	created, err := nanos(c.CreatedAt)
+	if err != nil {
+		return s.wrap("create conversation", err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO conversations (id, owner, supports, model_pos, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		c.ID, c.Owner, supports, c.ModelPos, created)
+	if err != nil {
+		return s.wrap("create conversation", err)
+	}
+	return nil
+}
+
+func (s *Store) Conversation(ctx context.Context, id string) (*runtime.Conversation, error) {
+	c := runtime.Conversation{ID: id}
+	var (
+		supports sql.NullString
+		created  sql.NullInt64
+	)
+	err := s.rdb.QueryRowContext(ctx, `SELECT owner, supports, model_pos, created_at FROM conversations WHERE id = $1`, id).
+		Scan(&c.Owner, &supports, &c.ModelPos, &created)
+	if err != nil {
+		return nil, s.wrap("get conversation", err)
+	}
+	if c.Supports, err = fromJSONText[string](supports); err != nil {
+		return nil, s.wrap("get conversation", err)
+	}
+	c.CreatedAt = fromNanos(created)
+	return &c, nil
+}
+
+func (s *Store) SetSupports(ctx context.Context, id string, supports []string) error {
+	v, err := jsonText(supports)
+	if err != nil {
+		return s.wrap("set supports", err)
+	}
+	return s.update(ctx, "set supports", `UPDATE conversations SET supports = $2 WHERE id = $1`, id, v)
+}
+
+func (s *Store) SetModelPos(ctx context.Context, id string, pos int) error {
+	return s.update(ctx, "set model position", `UPDATE conversations SET model_pos = $2 WHERE id = $1`, id, pos)
+}
+
+// update runs a statement that must change one row.
+func (s *Store) update(ctx context.Context, what, query string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return s.wrap(what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.wrap(what, err)
+	}
+	if n == 0 {
+		return notFound(what)
+	}
+	return nil
+}
+
+const sessionCols = `conversation_id, agent_id, agent_name, user_name, contact_email, contact_phone, user_participant_id, agent_participant_id`
+
+func (s *Store) CreateSession(ctx context.Context, x *runtime.Session) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		x.ID, x.ConversationID, x.AgentID, x.AgentName, x.UserName, x.ContactEmail, x.ContactPhone, x.UserParticipantID, x.AgentParticipantID)
+	if err != nil {
+		return s.wrap("create session", err)
+	}
+	return nil
+}
+
+func (s *Store) Session(ctx context.Context, id string) (*runtime.Session, error) {
+	x := runtime.Session{ID: id}
+	err := s.rdb.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id).
+		Scan(&x.ConversationID, &x.AgentID, &x.AgentName, &x.UserName, &x.ContactEmail, &x.ContactPhone, &x.UserParticipantID, &x.AgentParticipantID)
+	if err != nil {
+		return nil, s.wrap("get session", err)
+	}
+	return &x, nil
+}
+
+func (s *Store) SetContact(ctx context.Context, id, name, email, phone string) error {
+	return s.update(ctx, "set contact", `UPDATE sessions SET
+		user_name = COALESCE(NULLIF($2, ''), user_name),
+		contact_email = COALESCE(NULLIF($3, ''), contact_email),
+		contact_phone = COALESCE(NULLIF($4, ''), contact_phone)
+		WHERE id = $1`, id, name, email, phone)
+}
+
+const (
+	messageCols = `id, conversation_id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at`
+	insertRows  = 100 // messages in one INSERT; 9 parameters each
+)
+
+var insertMessage = insertMessagesQuery(1)
+
+func insertMessagesQuery(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO messages (` + messageCols + `) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for j := range 9 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(i*9 + j + 1))
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// AppendMessages appends msgs in one statement (in one transaction when
+// there are many), so they are stored all or none, in order.
+func (s *Store) AppendMessages(ctx context.Context, msgs ...*runtime.Message) error {
+	if len(msgs) <= insertRows {
+		return s.insertMessages(ctx, s.db, msgs)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("append messages", err)
+	}
+	defer tx.Rollback()
+	for i := 0; i < len(msgs); i += insertRows {
+		if err := s.insertMessages(ctx, tx, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("append messages", err)
+	}
+	return nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (s *Store) insertMessages(ctx context.Context, db execer, msgs []*runtime.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 9*len(msgs))
+	for _, m := range msgs {
+		calls, err := jsonText(m.ToolCalls)
+		if err != nil {
+			return s.wrap("append messages", err)
+		}
+		created, err := nanos(m.CreatedAt)
+		if err != nil {
+			return s.wrap("append messages", err)
+		}
+		args = append(args, m.ID, m.ConversationID, string(m.Role), m.Text, calls, m.ToolCallID, m.ToolName, m.IsError, created)
+	}
+	query := insertMessage
+	if len(msgs) > 1 {
+		query = insertMessagesQuery(len(msgs))
+	}
+	if _, err := db.ExecContext(ctx, query, args...); err != nil {
+		return s.wrap("append messages", err)
+	}
+	return nil
+}
+
+func (s *Store) Messages(ctx context.Context, id string, roles []runtime.Role, before string, limit int) ([]*runtime.Message, bool, error) {
+	cursor := int64(math.MaxInt64)
+	if before != "" {
+		err := s.rdb.QueryRowContext(ctx, `SELECT seq FROM messages WHERE conversation_id = $1 AND id = $2`, id, before).Scan(&cursor)
+		if err != nil {
+			return nil, false, s.wrap("list messages", err)
+		}
+	}
+	limit = max(limit, 0)
+	args := make([]any, 0, 3+len(roles))
+	args = append(args, id, cursor, limit+1)
+	var q strings.Builder
+	q.WriteString(`SELECT id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages WHERE conversation_id = $1 AND seq < $2`)
+	if len(roles) > 0 {
+		q.WriteString(` AND role IN (`)
+		for i, r := range roles {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			args = append(args, string(r))
+			q.WriteString("$" + strconv.Itoa(len(args)))
+		}
+		q.WriteString(`)`)
+	}
+	q.WriteString(` ORDER BY seq DESC LIMIT $3`)
+	rows, err := s.rdb.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, false, s.wrap("list messages", err)
+	}
+	defer rows.Close()
+	var out []*runtime.Message
+	for rows.Next() {
+		m := &runtime.Message{ConversationID: id}
+		var (
+			calls   sql.NullString
+			created sql.NullInt64
+		)
+		if err := rows.Scan(&m.ID, &m.Role, &m.Text, &calls, &m.ToolCallID, &m.ToolName, &m.IsError, &created); err != nil {
+			return nil, false, s.wrap("list messages", err)
+		}
+		if m.ToolCalls, err = fromJSONText[runtime.ToolCall](calls); err != nil {
+			return nil, false, s.wrap("list messages", err)
+		}
+		m.CreatedAt = fromNanos(created)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, s.wrap("list messages", err)
+	}
+	if len(out) == 0 && before == "" {
+		// No messages, or no conversation?
+		var one int
+		if err := s.rdb.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1`, id).Scan(&one); err != nil {
+			return nil, false, s.wrap("list messages", err)
+		}
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn`
+
+// SavePark stores p as its conversation's pending park. A park that was
+// pending before becomes ParkReplaced: a conversation has one pending park.
+func (s *Store) SavePark(ctx context.Context, p *runtime.Park) error {
+	var spec any
+	if p.Spec != nil {
+		spec = string(p.Spec)
+	}
+	call, err := json.Marshal(p.ToolCall)
+	if err != nil {
+		return s.wrap("save park", err)
+	}
+	turn, err := json.Marshal(p.Turn)
+	if err != nil {
+		return s.wrap("save park", err)
+	}
+	deadline, err := nanos(p.Deadline)
+	if err != nil {
+		return s.wrap("save park", err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("save park", err)
+	}
+	defer tx.Rollback()
+	// Lock the conversation so that concurrent saves queue up instead of
+	// both missing the other's park and then colliding on the unique index.
+	// (SQLite needs no row lock: its transactions take the write lock.)
+	lock := `SELECT 1 FROM conversations WHERE id = $1`
+	if s.dialect == dialectPostgres {
+		lock += ` FOR UPDATE`
+	}
+	var one int
+	if err := tx.QueryRowContext(ctx, lock, p.ConversationID).Scan(&one); err != nil {
+		return s.wrap("save park", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending'`,
+		p.ConversationID, string(runtime.ParkReplaced)); err != nil {
+		return s.wrap("save park", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10)`,
+		p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, p.Reason, string(call), deadline, string(turn)); err != nil {
+		return s.wrap("save park", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("save park", err)
+	}
+	return nil
+}
+
+func scanPark(row interface{ Scan(...any) error }) (*runtime.Park, error) {
+	var (
+		p                      runtime.Park
+		spec                   sql.NullString
+		call, turn, typ, state string
+		deadline               sql.NullInt64
+	)
+	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn); err != nil {
+		return nil, err
+	}
+	p.Type, p.State = runtime.ParkKind(typ), runtime.ParkState(state)
+	if spec.Valid {
+		p.Spec = json.RawMessage(spec.String)
+	}
+	if err := json.Unmarshal([]byte(call), &p.ToolCall); err != nil {
+		return nil, fmt.Errorf("park %s: tool call: %w", p.ID, err)
+	}
+	if err := json.Unmarshal([]byte(turn), &p.Turn); err != nil {
+		return nil, fmt.Errorf("park %s: turn: %w", p.ID, err)
+	}
+	p.Deadline = fromNanos(deadline)
+	return &p, nil
+}
+
+func (s *Store) PendingPark(ctx context.Context, id string) (*runtime.Park, error) {
+	p, err := scanPark(s.rdb.QueryRowContext(ctx, `SELECT `+parkCols+` FROM parks WHERE conversation_id = $1 AND state = 'pending'`, id))
+	if err != nil {
+		return nil, s.wrap("get pending park", err)
+	}
+	return p, nil
+}
+
+// TakePark is one conditional statement: of concurrent takes, from any
+// number of processes, the database lets exactly one change the row.
+func (s *Store) TakePark(ctx context.Context, id string, state runtime.ParkState) (*runtime.Park, bool, error) {
+	p, err := scanPark(s.db.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(state)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.wrap("take park", err)
+	}
+	return p, true, nil
+}
+
+func (s *Store) ExpiredParks(ctx context.Context, now time.Time) ([]*runtime.Park, error) {
+	n, err := nanos(now)
+	if err != nil {
+		return nil, s.wrap("list expired parks", err)
+	}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+parkCols+` FROM parks WHERE state = 'pending' AND (deadline IS NULL OR deadline < $1) ORDER BY deadline`, n)
+	if err != nil {
+		return nil, s.wrap("list expired parks", err)
+	}
+	defer rows.Close()
+	var out []*runtime.Park
+	for rows.Next() {
+		p, err := scanPark(rows)
+		if err != nil {
+			return nil, s.wrap("list expired parks", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list expired parks", err)
+	}
+	return out, nil
+}

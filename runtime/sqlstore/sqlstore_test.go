@@ -1,0 +1,344 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/runtime/memstore"
+	"github.com/kindkit/kindkit/runtime/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// sqliteDSN is a fresh database file in t's temp dir.
+func sqliteDSN(t testing.TB) string {
+	return "sqlite:" + filepath.Join(t.TempDir(), "kindkit.db")
+}
+
+// postgresDSN creates a fresh database on the server KINDKIT_TEST_POSTGRES
+// names (scripts/postgres.sh starts one) and drops it when t ends. Without
+// the variable the test is skipped, except in CI, where a missing service
+// is a failure.
+func postgresDSN(t testing.TB) string {
+	t.Helper()
+	admin := os.Getenv("KINDKIT_TEST_POSTGRES")
+	if admin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("KINDKIT_TEST_POSTGRES is not set in CI: start PostgreSQL with scripts/postgres.sh")
+		}
+		t.Skip("KINDKIT_TEST_POSTGRES not set; eval \"$(scripts/postgres.sh | tail -1)\" to run the PostgreSQL tests")
+	}
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("KINDKIT_TEST_POSTGRES: %v", err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "kk_" + hex.EncodeToString(b)
+	db := adminDB(t, admin)
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		db := adminDB(t, admin)
+		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}
+
+// adminDB is a one-connection pool on the admin database, closed at once
+// when t ends.
+func adminDB(t testing.TB, dsn string) *sql.DB {
+	s, err := openPostgres(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.db.SetMaxOpenConns(1)
+	t.Cleanup(func() { s.db.Close() })
+	return s.db
+}
+
+func openT(t testing.TB, dsn string) *Store {
+	t.Helper()
+	return openCfg(t, dsn, config{})
+}
+
+func openCfg(t testing.TB, dsn string, cfg config) *Store {
+	t.Helper()
+	s, err := open(context.Background(), dsn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestConformanceSQLite(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) runtime.Store { return openT(t, sqliteDSN(t)) })
+}
+
+func TestConformanceSQLiteMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) runtime.Store { return openT(t, "sqlite::memory:") })
+}
+
+func TestConformanceSQLiteOneConnection(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) runtime.Store { return openCfg(t, sqliteDSN(t), config{readers: -1}) })
+}
+
+func TestConformancePostgres(t *testing.T) {
+	postgresDSN(t) // skip or fail before the sub-tests
+	storetest.Run(t, func(t *testing.T) runtime.Store { return openT(t, postgresDSN(t)) })
+}
+
+// TestTakeParkTwoProcesses: two pools on one PostgreSQL database, standing
+// for two server processes, race to take each park; exactly one wins.
+func TestTakeParkTwoProcesses(t *testing.T) {
+	dsn := postgresDSN(t)
+	a, b := openT(t, dsn), openT(t, dsn)
+	ctx := context.Background()
+	if err := a.CreateConversation(ctx, &runtime.Conversation{ID: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		id := fmt.Sprintf("p%d", i)
+		if err := b.SavePark(ctx, &runtime.Park{ID: id, Type: runtime.ParkInteraction, ConversationID: "c1",
+			Deadline: time.Now().Add(time.Minute), State: runtime.ParkPending}); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			oks  []string
+			errs []error
+		)
+		start := make(chan struct{})
+		for j := range 8 {
+			s, name := a, "a"
+			if j%2 == 1 {
+				s, name = b, "b"
+			}
+			wg.Go(func() {
+				<-start
+				_, ok, err := s.TakePark(ctx, id, runtime.ParkResolved)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if ok {
+					oks = append(oks, name)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if len(oks) != 1 || len(errs) > 0 {
+			t.Fatalf("park %s: taken by %v, errors %v; want exactly one taker", id, oks, errs)
+		}
+	}
+}
+
+// TestSQLiteSharedFile: two stores on one SQLite file (two processes)
+// share parks, and a take by one is seen by the other.
+func TestSQLiteSharedFile(t *testing.T) {
+	dsn := sqliteDSN(t)
+	a, b := openT(t, dsn), openT(t, dsn)
+	ctx := context.Background()
+	if err := a.CreateConversation(ctx, &runtime.Conversation{ID: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		id := fmt.Sprintf("p%d", i)
+		if err := a.SavePark(ctx, &runtime.Park{ID: id, ConversationID: "c1", State: runtime.ParkPending}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		oks := 0
+		for _, s := range []*Store{a, b, a, b} {
+			wg.Go(func() {
+				_, ok, err := s.TakePark(ctx, id, runtime.ParkResolved)
+				if err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if ok {
+					oks++
+				}
+			})
+		}
+		wg.Wait()
+		if oks != 1 {
+			t.Fatalf("park %s taken %d times", id, oks)
+		}
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, dsn := range []string{"", "mysql://x", "sqlite:", "./kindkit.db"} {
+		if s, err := Open(ctx, dsn); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded", dsn)
+		}
+	}
+	if s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")); err == nil {
+		s.Close()
+		t.Error("Open in a missing directory succeeded")
+	}
+}
+
+func TestSQLitePragmas(t *testing.T) {
+	s := openT(t, sqliteDSN(t))
+	for _, db := range []*sql.DB{s.db, s.rdb} {
+		var mode string
+		var sync, fk, busy int
+		if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("PRAGMA busy_timeout").Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "wal" || sync != 1 || fk != 1 || busy <= 0 {
+			t.Errorf("journal_mode %s, synchronous %d, foreign_keys %d, busy_timeout %d; want wal, 1 (NORMAL), 1, > 0", mode, sync, fk, busy)
+		}
+	}
+	if s.db.Stats().MaxOpenConnections != 1 {
+		t.Errorf("writer pool of %d connections, want 1", s.db.Stats().MaxOpenConnections)
+	}
+}
+
+// TestTimes: times round-trip to the nanosecond and come back in UTC; the
+// zero time stays zero; a time beyond int64 nanoseconds is refused.
+func TestTimes(t *testing.T) {
+	for _, dsn := range dsns(t) {
+		t.Run(dsn.name, func(t *testing.T) {
+			s := openT(t, dsn.open(t))
+			ctx := context.Background()
+			at := time.Date(2031, 2, 3, 4, 5, 6, 789123457, time.FixedZone("Y", -7*3600))
+			if err := s.CreateConversation(ctx, &runtime.Conversation{ID: "c1", CreatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.Conversation(ctx, "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.CreatedAt.Equal(at) || c.CreatedAt.Location() != time.UTC {
+				t.Errorf("CreatedAt = %v, want %v in UTC", c.CreatedAt, at)
+			}
+			err = s.CreateConversation(ctx, &runtime.Conversation{ID: "c2", CreatedAt: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)})
+			if err == nil {
+				t.Error("year 3000 was stored")
+			}
+		})
+	}
+}
+
+type dsnCase struct {
+	name string
+	open func(t testing.TB) string
+}
+
+// dsns are the databases a test runs on: SQLite always, PostgreSQL when
+// KINDKIT_TEST_POSTGRES is set (and, in CI, it must be).
+func dsns(t *testing.T) []dsnCase {
+	cases := []dsnCase{{"sqlite", sqliteDSN}}
+	if os.Getenv("KINDKIT_TEST_POSTGRES") != "" || os.Getenv("CI") == "true" {
+		cases = append(cases, dsnCase{"postgres", postgresDSN})
+	}
+	return cases
+}
+
+func TestCloseThenUse(t *testing.T) {
+	s, err := Open(context.Background(), sqliteDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Conversation(context.Background(), "c1")
+	if err == nil || errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("Conversation after Close: %v, want a closed-database error", err)
+	}
+}
+
+func BenchmarkCycleMemory(b *testing.B) { storetest.Bench(b, memstore.New()) }
+
+func BenchmarkCycleSQLite(b *testing.B) { storetest.Bench(b, openT(b, sqliteDSN(b))) }
+
+func BenchmarkCyclePostgres(b *testing.B) {
+	if os.Getenv("KINDKIT_TEST_POSTGRES") == "" {
+		b.Skip("KINDKIT_TEST_POSTGRES not set")
+	}
+	storetest.Bench(b, openT(b, postgresDSN(b)))
+}
+
+// BenchmarkParallelSQLite compares, under concurrent load, the one-writer
+// SQLite store with and without a separate pool of read connections. Each
+// operation is one interaction cycle plus the reads a server makes around
+// it (history for the model, the conversation and session on connect).
+func BenchmarkParallelSQLite(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		readers int
+	}{{"one-connection", -1}, {"readers-4", 4}, {"readers-8", 8}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := openCfg(b, sqliteDSN(b), config{readers: bc.readers})
+			ctx := context.Background()
+			var mu sync.Mutex
+			n := 0
+			b.ReportAllocs()
+			b.SetParallelism(4)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					mu.Lock()
+					n++
+					id := fmt.Sprintf("p%d", n)
+					mu.Unlock()
+					if err := storetest.Cycle(ctx, s, id); err != nil {
+						b.Fatal(err)
+					}
+					for range 3 {
+						if _, _, err := s.Messages(ctx, id, nil, "", 50); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := s.Conversation(ctx, id); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.Session(ctx, id+"-s"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,634 @@
+// Package storetest is the conformance suite every runtime.Store must pass,
+// and a benchmark of the store operations of one interaction cycle.
+//
+// A store's test calls Run with a function that opens a fresh, empty store:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) runtime.Store { return memstore.New() })
+//	}
+//
+// The in-memory store (runtime/memstore) is the reference: the suite states
+// its semantics, and every other store must behave the same.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// Run runs the suite. open is called once per sub-test and must return an
+// empty store; it registers its own cleanup with t.
+func Run(t *testing.T, open func(t *testing.T) runtime.Store) {
+	tests := []struct {
+		name string
+		f    func(t *testing.T, s runtime.Store)
+	}{
+		{"Conversations", testConversations},
+		{"Sessions", testSessions},
+		{"MessagesRoundTrip", testMessagesRoundTrip},
+		{"MessagesPaging", testMessagesPaging},
+		{"MessagesErrors", testMessagesErrors},
+		{"ParkRoundTrip", testParkRoundTrip},
+		{"ParkReplaced", testParkReplaced},
+		{"TakeParkOnce", testTakeParkOnce},
+		{"ExpiredParks", testExpiredParks},
+		{"NoAliases", testNoAliases},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
+	}
+}
+
+// opts compare records: times by Equal (cmp uses the method), spec JSON by
+// meaning, and nil and empty slices and maps alike.
+var opts = cmp.Options{
+	cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type() != reflect.TypeFor[json.RawMessage]() }, cmpopts.EquateEmpty()),
+	cmp.Comparer(func(a, b json.RawMessage) bool { return jsonEqual(a, b) }),
+}
+
+func jsonEqual(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return cmp.Equal(x, y)
+}
+
+// at is a time with microsecond precision in a zone that is not UTC, so a
+// store must keep the instant, not the location.
+func at(sec int) time.Time {
+	base := time.Date(2026, 11, 30, 9, 0, 0, 123456000, time.FixedZone("X", 5*3600+1800))
+	return base.Add(time.Duration(sec) * time.Second)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("%s: err = %v, want runtime.ErrNotFound", what, err)
+	}
+}
+
+func newConv(t *testing.T, s runtime.Store, id string) *runtime.Conversation {
+	t.Helper()
+	c := &runtime.Conversation{ID: id, Owner: "owner-" + id, Supports: []string{"choices", "identity_intake"}, ModelPos: 3, CreatedAt: at(0)}
+	must(t, s.CreateConversation(context.Background(), c))
+	return c
+}
+
+func testConversations(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	want := newConv(t, s, "c1")
+	got, err := s.Conversation(ctx, "c1")
+	must(t, err)
+	if d := cmp.Diff(want, got, opts); d != "" {
+		t.Errorf("Conversation (-want +got):\n%s", d)
+	}
+	_, err = s.Conversation(ctx, "nope")
+	wantNotFound(t, "Conversation(nope)", err)
+
+	// A conversation with nothing set round-trips as zero values.
+	must(t, s.CreateConversation(ctx, &runtime.Conversation{ID: "c0"}))
+	got, err = s.Conversation(ctx, "c0")
+	must(t, err)
+	if got.Supports != nil || !got.CreatedAt.IsZero() || got.Owner != "" || got.ModelPos != 0 {
+		t.Errorf("empty conversation = %+v, want zero fields", got)
+	}
+
+	must(t, s.SetSupports(ctx, "c1", []string{"choices"}))
+	got, err = s.Conversation(ctx, "c1")
+	must(t, err)
+	if !slices.Equal(got.Supports, []string{"choices"}) {
+		t.Errorf("after SetSupports([choices]): Supports = %q", got.Supports)
+	}
+	must(t, s.SetSupports(ctx, "c1", nil))
+	got, err = s.Conversation(ctx, "c1")
+	must(t, err)
+	if got.Supports != nil {
+		t.Errorf("after SetSupports(nil): Supports = %q, want nil", got.Supports)
+	}
+	must(t, s.SetSupports(ctx, "c1", []string{"a", "b"}))
+	must(t, s.SetModelPos(ctx, "c1", 7))
+	got, err = s.Conversation(ctx, "c1")
+	must(t, err)
+	if !slices.Equal(got.Supports, []string{"a", "b"}) || got.ModelPos != 7 {
+		t.Errorf("after SetSupports([a b]), SetModelPos(7): Supports = %q, ModelPos = %d", got.Supports, got.ModelPos)
+	}
+	// Other fields are untouched.
+	if got.Owner != want.Owner || !got.CreatedAt.Equal(want.CreatedAt) {
+		t.Errorf("Owner, CreatedAt = %q, %v; want %q, %v", got.Owner, got.CreatedAt, want.Owner, want.CreatedAt)
+	}
+	wantNotFound(t, "SetSupports(nope)", s.SetSupports(ctx, "nope", []string{"x"}))
+	wantNotFound(t, "SetModelPos(nope)", s.SetModelPos(ctx, "nope", 1))
+}
+
+func testSessions(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	want := &runtime.Session{ID: "s1", ConversationID: "c1", AgentID: "agent", AgentName: "Agent", UserName: "Ann",
+		ContactEmail: "ann@example.com", ContactPhone: "", UserParticipantID: "up", AgentParticipantID: "ap"}
+	must(t, s.CreateSession(ctx, want))
+	got, err := s.Session(ctx, "s1")
+	must(t, err)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Session (-want +got):\n%s", d)
+	}
+	_, err = s.Session(ctx, "nope")
+	wantNotFound(t, "Session(nope)", err)
+	wantNotFound(t, "CreateSession(unknown conversation)", s.CreateSession(ctx, &runtime.Session{ID: "s2", ConversationID: "nope"}))
+
+	// Only non-empty fields are merged.
+	must(t, s.SetContact(ctx, "s1", "", "", "+15551234567"))
+	want.ContactPhone = "+15551234567"
+	got, err = s.Session(ctx, "s1")
+	must(t, err)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("after SetContact(phone) (-want +got):\n%s", d)
+	}
+	must(t, s.SetContact(ctx, "s1", "Bea", "bea@example.com", ""))
+	want.UserName, want.ContactEmail = "Bea", "bea@example.com"
+	got, err = s.Session(ctx, "s1")
+	must(t, err)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("after SetContact(name, email) (-want +got):\n%s", d)
+	}
+	must(t, s.SetContact(ctx, "s1", "", "", ""))
+	got, err = s.Session(ctx, "s1")
+	must(t, err)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("after SetContact() with nothing (-want +got):\n%s", d)
+	}
+	wantNotFound(t, "SetContact(nope)", s.SetContact(ctx, "nope", "x", "", ""))
+}
+
+// history is a turn's worth of messages of every role, with every field set
+// somewhere.
+func history(conv string, from, n int) []*runtime.Message {
+	var out []*runtime.Message
+	roles := []runtime.Role{runtime.RoleUser, runtime.RoleAssistant, runtime.RoleTool, runtime.RoleAssistant, runtime.RoleReply}
+	for i := from; i < from+n; i++ {
+		m := &runtime.Message{ID: fmt.Sprintf("%s-m%02d", conv, i), ConversationID: conv, Role: roles[i%len(roles)],
+			Text: fmt.Sprintf("text %d ✓", i), CreatedAt: at(i)}
+		switch m.Role {
+		case runtime.RoleAssistant:
+			if i%2 == 1 {
+				m.ToolCalls = []runtime.ToolCall{
+					{ID: fmt.Sprintf("call-%d", i), Name: "raise_choices", Arguments: `{"question":"Which?","options":["a","b"]}`},
+					{ID: fmt.Sprintf("call-%d-b", i), Name: "lookup", Arguments: "{}"},
+				}
+				m.Text = ""
+			}
+		case runtime.RoleTool:
+			m.ToolCallID, m.ToolName, m.IsError = fmt.Sprintf("call-%d", i-1), "raise_choices", i%3 == 0
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func reversed(ms []*runtime.Message, roles ...runtime.Role) []*runtime.Message {
+	var out []*runtime.Message
+	for i := len(ms) - 1; i >= 0; i-- {
+		if len(roles) == 0 || slices.Contains(roles, ms[i].Role) {
+			out = append(out, ms[i])
+		}
+	}
+	return out
+}
+
+func testMessagesRoundTrip(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	newConv(t, s, "c2")
+	all := history("c1", 0, 10)
+	must(t, s.AppendMessages(ctx, all[:1]...))
+	must(t, s.AppendMessages(ctx, all[1:6]...))
+	must(t, s.AppendMessages(ctx, history("c2", 0, 4)...)) // interleaved: must not show in c1
+	must(t, s.AppendMessages(ctx, all[6:]...))
+	must(t, s.AppendMessages(ctx)) // nothing
+
+	got, more, err := s.Messages(ctx, "c1", nil, "", 100)
+	must(t, err)
+	if d := cmp.Diff(reversed(all), got, opts); d != "" {
+		t.Errorf("Messages(all) (-want +got):\n%s", d)
+	}
+	if more {
+		t.Error("Messages(all, limit 100): more = true")
+	}
+	// Exact round-trip of the tool fields.
+	for _, m := range got {
+		if m.Role == runtime.RoleTool && m.ToolCallID == "" {
+			t.Errorf("tool message %s lost its ToolCallID", m.ID)
+		}
+	}
+
+	roles := []runtime.Role{runtime.RoleUser, runtime.RoleReply}
+	got, more, err = s.Messages(ctx, "c1", roles, "", 100)
+	must(t, err)
+	if d := cmp.Diff(reversed(all, roles...), got, opts); d != "" {
+		t.Errorf("Messages(user, reply) (-want +got):\n%s", d)
+	}
+	if more {
+		t.Error("Messages(user, reply): more = true")
+	}
+	got, _, err = s.Messages(ctx, "c1", []runtime.Role{runtime.RoleTool}, "", 100)
+	must(t, err)
+	if d := cmp.Diff(reversed(all, runtime.RoleTool), got, opts); d != "" {
+		t.Errorf("Messages(tool) (-want +got):\n%s", d)
+	}
+
+	// An empty conversation has no messages and no more.
+	newConv(t, s, "c3")
+	got, more, err = s.Messages(ctx, "c3", nil, "", 10)
+	must(t, err)
+	if len(got) != 0 || more {
+		t.Errorf("Messages(empty) = %d messages, more %v", len(got), more)
+	}
+}
+
+func testMessagesPaging(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	all := history("c1", 0, 23)
+	for i := 0; i < len(all); i += 4 {
+		must(t, s.AppendMessages(ctx, all[i:min(i+4, len(all))]...))
+	}
+	for _, tc := range []struct {
+		roles []runtime.Role
+		limit int
+	}{
+		{nil, 1}, {nil, 4}, {nil, 23}, {nil, 22}, {nil, 100},
+		{[]runtime.Role{runtime.RoleUser, runtime.RoleReply}, 1},
+		{[]runtime.Role{runtime.RoleUser, runtime.RoleReply}, 3},
+		{[]runtime.Role{runtime.RoleUser, runtime.RoleReply}, 5},
+		{[]runtime.Role{runtime.RoleUser}, 5}, // exactly 5 user messages: one full page, no more
+		{[]runtime.Role{runtime.RoleTool}, 2},
+	} {
+		want := reversed(all, tc.roles...)
+		var pages [][]*runtime.Message
+		before := ""
+		for range 100 {
+			page, more, err := s.Messages(ctx, "c1", tc.roles, before, tc.limit)
+			must(t, err)
+			if len(page) > tc.limit {
+				t.Fatalf("roles %v limit %d: page of %d", tc.roles, tc.limit, len(page))
+			}
+			pages = append(pages, page)
+			n := 0
+			for _, p := range pages {
+				n += len(p)
+			}
+			if wantMore := n < len(want); more != wantMore {
+				t.Errorf("roles %v limit %d page %d: more = %v, want %v", tc.roles, tc.limit, len(pages), more, wantMore)
+			}
+			if !more || len(page) == 0 {
+				break
+			}
+			before = page[len(page)-1].ID
+		}
+		if d := cmp.Diff(want, slices.Concat(pages...), opts); d != "" {
+			t.Errorf("roles %v limit %d: pages (-want +got):\n%s", tc.roles, tc.limit, d)
+		}
+	}
+
+	// The cursor may be a message of a role that is filtered out.
+	got, more, err := s.Messages(ctx, "c1", []runtime.Role{runtime.RoleUser}, all[7].ID, 100)
+	must(t, err)
+	if d := cmp.Diff(reversed(all[:7], runtime.RoleUser), got, opts); d != "" || more {
+		t.Errorf("before a tool message: more %v, (-want +got):\n%s", more, d)
+	}
+	// Nothing is older than the first message.
+	got, more, err = s.Messages(ctx, "c1", nil, all[0].ID, 10)
+	must(t, err)
+	if len(got) != 0 || more {
+		t.Errorf("before the first message: %d messages, more %v", len(got), more)
+	}
+	// Only newer messages of other roles: more is false.
+	got, more, err = s.Messages(ctx, "c1", []runtime.Role{runtime.RoleUser}, all[1].ID, 10)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != all[0].ID || more {
+		t.Errorf("before the second message: %d messages, more %v", len(got), more)
+	}
+}
+
+func testMessagesErrors(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	newConv(t, s, "c2")
+	must(t, s.AppendMessages(ctx, history("c1", 0, 3)...))
+	must(t, s.AppendMessages(ctx, history("c2", 0, 3)...))
+	_, _, err := s.Messages(ctx, "c1", nil, "no-such-message", 10)
+	wantNotFound(t, "Messages(unknown cursor)", err)
+	_, _, err = s.Messages(ctx, "c1", nil, "c2-m01", 10)
+	wantNotFound(t, "Messages(cursor of another conversation)", err)
+	_, _, err = s.Messages(ctx, "nope", nil, "", 10)
+	wantNotFound(t, "Messages(unknown conversation)", err)
+	err = s.AppendMessages(ctx, &runtime.Message{ID: "x", ConversationID: "nope", Role: runtime.RoleUser})
+	wantNotFound(t, "AppendMessages(unknown conversation)", err)
+}
+
+func newPark(conv, id string, deadline time.Time) *runtime.Park {
+	return &runtime.Park{
+		ID: id, Type: runtime.ParkInteraction, ConversationID: conv, SessionID: "s-" + conv,
+		Kind:     "choices",
+		Spec:     json.RawMessage(`{"question":"Pick one","options":[{"id":"a","label":"Ä"},{"id":"b","label":"B"}],"multi":false}`),
+		Reason:   "to narrow it down",
+		ToolCall: runtime.ToolCall{ID: "call-" + id, Name: "raise_choices", Arguments: `{"question":"Pick one"}`},
+		Deadline: deadline,
+		State:    runtime.ParkPending,
+		Turn: runtime.TurnState{
+			RequestID: "req-" + id, Text: "Let me ask.\n", Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 5},
+			Pending: []runtime.ToolCall{{ID: "call-next", Name: "lookup", Arguments: `{"q":"x"}`}, {ID: "call-3", Name: "n", Arguments: ""}},
+			Stashed: map[string]string{"identity_intake": `{"fields":["name"]}`, "choices": "{}"},
+		},
+	}
+}
+
+func testParkRoundTrip(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	newConv(t, s, "c2")
+	_, err := s.PendingPark(ctx, "c1")
+	wantNotFound(t, "PendingPark before any park", err)
+	_, err = s.PendingPark(ctx, "nope")
+	wantNotFound(t, "PendingPark(unknown conversation)", err)
+	wantNotFound(t, "SavePark(unknown conversation)", s.SavePark(ctx, newPark("nope", "p0", at(60))))
+
+	want := newPark("c1", "p1", at(600))
+	must(t, s.SavePark(ctx, want))
+	got, err := s.PendingPark(ctx, "c1")
+	must(t, err)
+	if d := cmp.Diff(want, got, opts); d != "" {
+		t.Errorf("PendingPark (-want +got):\n%s", d)
+	}
+	_, err = s.PendingPark(ctx, "c2")
+	wantNotFound(t, "PendingPark of another conversation", err)
+
+	// A confirmation park with the least set.
+	bare := &runtime.Park{ID: "p2", Type: runtime.ParkConfirmation, ConversationID: "c2", State: runtime.ParkPending,
+		ToolCall: runtime.ToolCall{ID: "call-w", Name: "write_crm"}, Deadline: at(5)}
+	must(t, s.SavePark(ctx, bare))
+	got, err = s.PendingPark(ctx, "c2")
+	must(t, err)
+	if d := cmp.Diff(bare, got, opts); d != "" {
+		t.Errorf("PendingPark(minimal) (-want +got):\n%s", d)
+	}
+
+	taken, ok, err := s.TakePark(ctx, "p1", runtime.ParkResolved)
+	must(t, err)
+	if !ok {
+		t.Fatal("TakePark(p1): ok = false")
+	}
+	want.State = runtime.ParkResolved
+	if d := cmp.Diff(want, taken, opts); d != "" {
+		t.Errorf("TakePark (-want +got):\n%s", d)
+	}
+	_, err = s.PendingPark(ctx, "c1")
+	wantNotFound(t, "PendingPark after TakePark", err)
+	if _, ok, err := s.TakePark(ctx, "p1", runtime.ParkExpired); err != nil || ok {
+		t.Errorf("second TakePark(p1) = ok %v, err %v; want false, nil", ok, err)
+	}
+	if _, ok, err := s.TakePark(ctx, "no-such-park", runtime.ParkResolved); err != nil || ok {
+		t.Errorf("TakePark(unknown) = ok %v, err %v; want false, nil", ok, err)
+	}
+	// The other conversation's park is untouched.
+	if _, err := s.PendingPark(ctx, "c2"); err != nil {
+		t.Errorf("PendingPark(c2) after taking c1's: %v", err)
+	}
+
+	// A new park after a taken one is the pending one again.
+	again := newPark("c1", "p3", at(900))
+	must(t, s.SavePark(ctx, again))
+	got, err = s.PendingPark(ctx, "c1")
+	must(t, err)
+	if d := cmp.Diff(again, got, opts); d != "" {
+		t.Errorf("PendingPark after a new park (-want +got):\n%s", d)
+	}
+}
+
+// testParkReplaced: a conversation has at most one pending park; saving a
+// new one replaces the old, which can no longer be taken.
+func testParkReplaced(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	must(t, s.SavePark(ctx, newPark("c1", "old", at(-60))))
+	must(t, s.SavePark(ctx, newPark("c1", "new", at(-30))))
+	got, err := s.PendingPark(ctx, "c1")
+	must(t, err)
+	if got.ID != "new" {
+		t.Errorf("PendingPark = %s, want new", got.ID)
+	}
+	expired, err := s.ExpiredParks(ctx, at(0))
+	must(t, err)
+	if len(expired) != 1 || expired[0].ID != "new" {
+		t.Errorf("ExpiredParks = %v, want only new", ids(expired))
+	}
+	if _, ok, err := s.TakePark(ctx, "old", runtime.ParkResolved); err != nil || ok {
+		t.Errorf("TakePark(replaced) = ok %v, err %v; want false, nil", ok, err)
+	}
+	if _, ok, err := s.TakePark(ctx, "new", runtime.ParkResolved); err != nil || !ok {
+		t.Errorf("TakePark(new) = ok %v, err %v; want true, nil", ok, err)
+	}
+}
+
+func testTakeParkOnce(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	for round := range 3 {
+		id := fmt.Sprintf("p%d", round)
+		must(t, s.SavePark(ctx, newPark("c1", id, time.Now().Add(time.Minute))))
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			oks  int
+			errs []error
+		)
+		start := make(chan struct{})
+		states := []runtime.ParkState{runtime.ParkResolved, runtime.ParkExpired, runtime.ParkCancelled, runtime.ParkReplaced}
+		for i := range 20 {
+			wg.Go(func() {
+				<-start
+				p, ok, err := s.TakePark(ctx, id, states[i%len(states)])
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if ok {
+					oks++
+					if p == nil || p.ID != id || p.State != states[i%len(states)] {
+						errs = append(errs, fmt.Errorf("taken park = %+v", p))
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if oks != 1 || len(errs) > 0 {
+			t.Errorf("round %d: 20 concurrent TakePark: %d ok, errors %v; want exactly 1 ok", round, oks, errs)
+		}
+		_, err := s.PendingPark(ctx, "c1")
+		wantNotFound(t, "PendingPark after TakePark", err)
+	}
+}
+
+func ids(ps []*runtime.Park) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func testExpiredParks(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	now := at(0)
+	for _, c := range []string{"past1", "past2", "future", "exact", "taken", "nothing"} {
+		newConv(t, s, c)
+	}
+	got, err := s.ExpiredParks(ctx, now)
+	must(t, err)
+	if len(got) != 0 {
+		t.Errorf("ExpiredParks with no parks = %v", ids(got))
+	}
+	p1 := newPark("past1", "p-past1", now.Add(-time.Hour))
+	p2 := newPark("past2", "p-past2", now.Add(-time.Microsecond))
+	must(t, s.SavePark(ctx, p1))
+	must(t, s.SavePark(ctx, p2))
+	must(t, s.SavePark(ctx, newPark("future", "p-future", now.Add(time.Microsecond))))
+	must(t, s.SavePark(ctx, newPark("exact", "p-exact", now))) // not before now
+	must(t, s.SavePark(ctx, newPark("taken", "p-taken", now.Add(-time.Hour))))
+	if _, ok, err := s.TakePark(ctx, "p-taken", runtime.ParkCancelled); err != nil || !ok {
+		t.Fatalf("TakePark(p-taken) = %v, %v", ok, err)
+	}
+	got, err = s.ExpiredParks(ctx, now)
+	must(t, err)
+	slices.SortFunc(got, func(a, b *runtime.Park) int { return a.Deadline.Compare(b.Deadline) })
+	if d := cmp.Diff([]*runtime.Park{p1, p2}, got, opts); d != "" {
+		t.Errorf("ExpiredParks (-want +got):\n%s", d)
+	}
+	got, err = s.ExpiredParks(ctx, now.Add(2*time.Hour))
+	must(t, err)
+	if want := []string{"p-exact", "p-future", "p-past1", "p-past2"}; !slices.Equal(ids(got), want) {
+		t.Errorf("ExpiredParks(now+2h) = %v, want %v", ids(got), want)
+	}
+	// Listing does not take.
+	if _, ok, err := s.TakePark(ctx, "p-past1", runtime.ParkExpired); err != nil || !ok {
+		t.Errorf("TakePark(p-past1) after listing = %v, %v", ok, err)
+	}
+	got, err = s.ExpiredParks(ctx, now)
+	must(t, err)
+	if want := []string{"p-past2"}; !slices.Equal(ids(got), want) {
+		t.Errorf("ExpiredParks after a take = %v, want %v", ids(got), want)
+	}
+}
+
+// testNoAliases: a store keeps its own copies; neither the records handed
+// in nor those handed out share memory with it.
+func testNoAliases(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+
+	c := newConv(t, s, "c1")
+	c.Supports[0], c.Owner = "mutated", "mutated"
+	got, err := s.Conversation(ctx, "c1")
+	must(t, err)
+	got.Supports[1] = "mutated"
+	got, err = s.Conversation(ctx, "c1")
+	must(t, err)
+	if !slices.Equal(got.Supports, []string{"choices", "identity_intake"}) || got.Owner != "owner-c1" {
+		t.Errorf("conversation shares memory: Supports %q, Owner %q", got.Supports, got.Owner)
+	}
+	sup := []string{"x", "y"}
+	must(t, s.SetSupports(ctx, "c1", sup))
+	sup[0] = "mutated"
+	got, err = s.Conversation(ctx, "c1")
+	must(t, err)
+	if !slices.Equal(got.Supports, []string{"x", "y"}) {
+		t.Errorf("SetSupports keeps the caller's slice: %q", got.Supports)
+	}
+
+	sess := &runtime.Session{ID: "s1", ConversationID: "c1", UserName: "Ann"}
+	must(t, s.CreateSession(ctx, sess))
+	sess.UserName = "mutated"
+	gs, err := s.Session(ctx, "s1")
+	must(t, err)
+	gs.UserName = "mutated"
+	gs, err = s.Session(ctx, "s1")
+	must(t, err)
+	if gs.UserName != "Ann" {
+		t.Errorf("session shares memory: UserName %q", gs.UserName)
+	}
+
+	msgs := history("c1", 0, 5)
+	want := history("c1", 0, 5)
+	must(t, s.AppendMessages(ctx, msgs...))
+	for _, m := range msgs {
+		m.Text = "mutated"
+		for i := range m.ToolCalls {
+			m.ToolCalls[i].Name = "mutated"
+		}
+	}
+	gm, _, err := s.Messages(ctx, "c1", nil, "", 10)
+	must(t, err)
+	for _, m := range gm {
+		m.Text = "mutated"
+		for i := range m.ToolCalls {
+			m.ToolCalls[i].Arguments = "mutated"
+		}
+	}
+	gm, _, err = s.Messages(ctx, "c1", nil, "", 10)
+	must(t, err)
+	if d := cmp.Diff(reversed(want), gm, opts); d != "" {
+		t.Errorf("messages share memory (-want +got):\n%s", d)
+	}
+
+	p := newPark("c1", "p1", at(-10))
+	must(t, s.SavePark(ctx, p))
+	mutatePark(p)
+	gp, err := s.PendingPark(ctx, "c1")
+	must(t, err)
+	mutatePark(gp)
+	ex, err := s.ExpiredParks(ctx, at(0))
+	must(t, err)
+	for _, p := range ex {
+		mutatePark(p)
+	}
+	gp, err = s.PendingPark(ctx, "c1")
+	must(t, err)
+	if d := cmp.Diff(newPark("c1", "p1", at(-10)), gp, opts); d != "" {
+		t.Errorf("park shares memory (-want +got):\n%s", d)
+	}
+}
+
+func mutatePark(p *runtime.Park) {
+	for i := range p.Spec {
+		p.Spec[i] = ' '
+	}
+	p.Reason = "mutated"
+	p.Turn.Pending[0].Name = "mutated"
+	p.Turn.Stashed["choices"] = "mutated"
+	p.Turn.Stashed["new"] = "mutated"
+}
