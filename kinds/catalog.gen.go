@@ -6,8 +6,10 @@ package kinds
 import (
 	choicesgen "github.com/kindkit/kindkit/gen/choices"
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	ratinggen "github.com/kindkit/kindkit/gen/rating"
 	choices "github.com/kindkit/kindkit/kinds/choices"
 	identityintake "github.com/kindkit/kindkit/kinds/identityintake"
+	rating "github.com/kindkit/kindkit/kinds/rating"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -21,5 +23,9 @@ func All() (*runtime.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runtime.NewCatalog(choicesKind, identityintakeKind)
+	ratingKind, err := ratinggen.New(rating.Rules{})
+	if err != nil {
+		return nil, err
+	}
+	return runtime.NewCatalog(choicesKind, identityintakeKind, ratingKind)
 }
