@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,6 +121,16 @@ func schemaMessage(k jsonschema.ErrorKind) string {
 		return fmt.Sprintf("must be at least %d %s long", k.Want, plural(k.Want, "character", "characters"))
 	case *kind.MaxLength:
 		return fmt.Sprintf("must be at most %d %s long (got %d)", k.Want, plural(k.Want, "character", "characters"), k.Got)
+	case *kind.Minimum:
+		return "must be at least " + k.Want.FloatString(rationalDigits(k.Want))
+	case *kind.Maximum:
+		return "must be at most " + k.Want.FloatString(rationalDigits(k.Want))
+	case *kind.ExclusiveMinimum:
+		return "must be more than " + k.Want.FloatString(rationalDigits(k.Want))
+	case *kind.ExclusiveMaximum:
+		return "must be less than " + k.Want.FloatString(rationalDigits(k.Want))
+	case *kind.Pattern:
+		return fmt.Sprintf("must match the pattern %s", k.Want)
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
@@ -128,6 +139,14 @@ func schemaMessage(k jsonschema.ErrorKind) string {
 		return "must be one of " + quoteList(want)
 	}
 	return k.LocalizedString(printer)
+}
+
+// rationalDigits is how many decimals a bound needs: none for integers.
+func rationalDigits(r *big.Rat) int {
+	if r.IsInt() {
+		return 0
+	}
+	return 6
 }
 
 func article(types []string) string {
