@@ -21,14 +21,38 @@ type RatingPayload struct {
 	Values *RatingValues `json:"values,omitempty,omitzero"`
 }
 
-// What the agent asks.
-type RatingSpec struct {
-	// The question, as the person reads it.
-	Prompt string `json:"prompt"`
+// The scale: whole numbers from min to max.
+type RatingScale struct {
+	// The highest score.
+	Max int `json:"max"`
+
+	// Words for the highest score, such as "Very".
+	MaxLabel *string `json:"maxLabel,omitempty,omitzero"`
+
+	// The lowest score.
+	Min int `json:"min"`
+
+	// Words for the lowest score, such as "Not at all".
+	MinLabel *string `json:"minLabel,omitempty,omitzero"`
 }
 
-// What the person submits.
+// What the agent asks: the question and its scale.
+type RatingSpec struct {
+	// True to offer a free-text comment beside the score.
+	AllowComment *bool `json:"allowComment,omitempty,omitzero"`
+
+	// What the visitor rates, as they read it.
+	Question string `json:"question"`
+
+	// Scale corresponds to the JSON schema field "scale".
+	Scale RatingScale `json:"scale"`
+}
+
+// What the visitor submits.
 type RatingValues struct {
-	// The person's answer.
-	Answer string `json:"answer"`
+	// An optional comment; blank counts as absent.
+	Comment *string `json:"comment,omitempty,omitzero"`
+
+	// The score, a whole number on the scale.
+	Score int `json:"score"`
 }
