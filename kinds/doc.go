@@ -1,4 +1,7 @@
 // Package kinds holds the hand-written rules of each interaction kind, one
-// package per kind (kinds/choices, kinds/identityintake), and the generated
-// catalog: All returns every kind of spec/interactions wired to its rules.
+// package per kind (kinds/choices, kinds/identityintake, kinds/rating), and
+// the generated catalog: All returns every kind of spec/interactions wired
+// to its rules.
 package kinds
+
+//go:generate go run ../cmd/kindgen -root ..
