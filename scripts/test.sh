@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# The test command of the README and of CI: every test, with the race
-# detector. Extra arguments go to go test (for example -run or -count).
+# The test command of the README and of CI: it installs and starts what the
+# tests need (a private PostgreSQL on 127.0.0.1:55432, Debian's chromium),
+# then runs every test with the race detector. Extra arguments go to go test
+# (for example -run or -count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
+eval "$(scripts/postgres.sh | tail -1)"
+if [ -x scripts/chromium.sh ]; then
+	CHROMIUM_PATH="$(scripts/chromium.sh | tail -1)"
+	export CHROMIUM_PATH
+fi
 go test -race "$@" ./...

@@ -25,7 +25,7 @@ func NewKind(root, name string) ([]string, error) {
 	data := struct{ Name, Package, Type, Module string }{Name: name, Package: pkg, Type: camel(name)}
 	files := map[string]*template.Template{
 		filepath.Join(SpecDir, strings.ReplaceAll(name, "_", "-")+".schema.json"): schemaTemplate,
-		filepath.Join("kinds", pkg, "rules.go"):                                    rulesTemplate,
+		filepath.Join("kinds", pkg, "rules.go"):                                   rulesTemplate,
 	}
 	module, err := modulePath(root)
 	if err != nil {

@@ -10,10 +10,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/runtime/memstore"
+	"github.com/kindkit/kindkit/runtime/sqlstore"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -24,6 +29,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
 	script := fs.String("script", "", "run the scripted model from `FILE`: a mockLlmScript array or a whole scenario file")
+	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live: `memory`, sqlite:PATH or postgres://…")
+	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	verbose := fs.Bool("v", false, "log debug messages")
@@ -49,7 +56,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("load kinds", "err", err)
 		return 1
 	}
-	cfg := server.Config{Catalog: catalog, Store: memstore.New(), Model: server.Demo{}, ParkTimeout: *parkTimeout, Logger: log}
+	store, closeStore, err := openStore(ctx, *storeDSN)
+	if err != nil {
+		log.Error("open store", "store", redact(*storeDSN), "err", err)
+		return 1
+	}
+	defer closeStore()
+	secret := *authSecret
+	if secret == "" {
+		secret = os.Getenv("KINDKIT_AUTH_SECRET")
+	}
+	cfg := server.Config{Catalog: catalog, Store: store, Model: server.Demo{}, ParkTimeout: *parkTimeout, Logger: log,
+		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
 	if *script != "" {
 		f, err := server.LoadScript(*script)
 		if err != nil {
@@ -70,6 +88,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("listen", "addr", *addr, "err", err)
 		return 1
 	}
+	log.Info("serving", "store", redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout)
 	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws\n", ln.Addr())
 	mux := http.NewServeMux()
 	mux.Handle("/", srv)
@@ -99,4 +118,31 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// openStore opens the store a -store value names.
+func openStore(ctx context.Context, dsn string) (runtime.Store, func(), error) {
+	if dsn == "memory" {
+		return memstore.New(), func() {}, nil
+	}
+	if !strings.HasPrefix(dsn, "sqlite:") && !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return nil, nil, fmt.Errorf("-store %q: want memory, sqlite:PATH or postgres://…", redact(dsn))
+	}
+	s, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() { s.Close() }, nil
+}
+
+// redact hides a password in a store URL before it is logged.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

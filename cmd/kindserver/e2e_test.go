@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/internal/wstest"
+)
+
+// These tests run real kindserver processes on real ports against real
+// stores: a park must survive its socket, a kill -9 and a second process.
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+func kindserverBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kindserver-e2e")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "kindserver")
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{err, string(out)}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// script is the scripted model of every test: a choices card, then a reply.
+const script = `[
+ {"kind":"toolCall","name":"request_choices","arguments":"{\"questions\":[{\"question\":\"Which plan?\",\"header\":\"Plan\",\"options\":[\"Basic\",\"Pro\"]}],\"reason\":\"to quote\"}"},
+ {"kind":"text","text":"Pro it is."}
+]`
+
+type proc struct {
+	cmd *exec.Cmd
+	url string
+	log *strings.Builder
+}
+
+// start runs kindserver with the scripted model on store, on a free port.
+func start(t *testing.T, store string, extra ...string) *proc {
+	t.Helper()
+	scriptFile := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(scriptFile, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-addr", "127.0.0.1:0", "-store", store, "-script", scriptFile}, extra...)
+	cmd := exec.Command(kindserverBinary(t), args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, log: &strings.Builder{}}
+	cmd.Stderr = &lockedWriter{b: p.log}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("kindserver %s log:\n%s", store, p.log.String())
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "kindkit listening on "); ok {
+				lines <- rest
+			}
+		}
+		close(lines)
+	}()
+	select {
+	case u, ok := <-lines:
+		if !ok {
+			t.Fatalf("kindserver exited before listening:\n%s", p.log.String())
+		}
+		p.url = u
+	case <-time.After(20 * time.Second):
+		t.Fatalf("kindserver did not start:\n%s", p.log.String())
+	}
+	return p
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (p *proc) kill9(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Wait()
+}
+
+// stores are the durable stores every test runs on.
+func stores(t *testing.T) map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "kindkit.db") },
+		"postgres": postgresDB,
+	}
+}
+
+// postgresDB creates a fresh database on the test server named by
+// KINDKIT_TEST_POSTGRES (scripts/postgres.sh starts one).
+func postgresDB(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("KINDKIT_TEST_POSTGRES")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("KINDKIT_TEST_POSTGRES is not set: CI must start PostgreSQL (scripts/postgres.sh)")
+		}
+		t.Skip("KINDKIT_TEST_POSTGRES is not set; run scripts/postgres.sh")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var b [6]byte
+	rand.Read(b[:])
+	name := "kk_e2e_" + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// parkOn opens a conversation with the choices capability and parks a turn.
+func parkOn(t *testing.T, url string) (conversationID, interactionID string) {
+	t.Helper()
+	c := wstest.Dial(t, url)
+	c.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
+	ack := c.Expect("immediate_response")[0]
+	sid := wstest.Path(ack, "data", "sessionId").(string)
+	conversationID = wstest.Path(ack, "data", "conversationId").(string)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
+	evs := c.Expect("immediate_response", "interaction_required", "stream_chunk")
+	interactionID = wstest.Path(evs[1], "data", "data", "interactionId").(string)
+	c.WS.CloseNow()
+	return conversationID, interactionID
+}
+
+// resumeAndSubmit reconnects to the conversation, expects the same card,
+// submits it and reads the rest of the turn.
+func resumeAndSubmit(t *testing.T, url, conversationID, interactionID string) {
+	t.Helper()
+	c := wstest.Dial(t, url)
+	c.Send(`{"action":"create_conversation_session","requestId":"r-resume","agentId":"a","conversationId":"` + conversationID + `"}`)
+	ack := c.Expect("immediate_response")[0]
+	if wstest.Path(ack, "data", "conversationId") != conversationID {
+		t.Fatalf("the conversation was not resumed: %v", ack)
+	}
+	sid := wstest.Path(ack, "data", "sessionId").(string)
+	card := c.Expect("interaction_required")[0]
+	if got := wstest.Path(card, "data", "data", "interactionId"); got != interactionID || card["requestId"] != "T" {
+		t.Fatalf("card after reconnect: interactionId %v requestId %v, want %s and T", got, card["requestId"], interactionID)
+	}
+	c.Send(`{"action":"submit_interaction","requestId":"r-submit","sessionId":"` + sid + `","interactionId":"` + interactionID + `","kind":"choices","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	c.Expect("immediate_response")
+	result := c.Expect("stream_chunk")[0]
+	if r, _ := wstest.Path(result, "data", "state", "rawResponse", "toolResult", "result").(string); !strings.Contains(r, `"status":"submitted"`) {
+		t.Errorf("tool result %q", r)
+	}
+	text, end := c.Turn()
+	if end["type"] != "eventual_response" || end["requestId"] != "T" || text != "Pro it is." {
+		t.Fatalf("turn ended with %v and text %q", end, text)
+	}
+}
+
+func TestParkSurvivesDisconnect(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			p := start(t, store(t))
+			conv, iid := parkOn(t, p.url)
+			resumeAndSubmit(t, p.url, conv, iid)
+		})
+	}
+}
+
+func TestParkSurvivesKill9(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			dsn := store(t)
+			first := start(t, dsn)
+			conv, iid := parkOn(t, first.url)
+			first.kill9(t)
+			second := start(t, dsn)
+			resumeAndSubmit(t, second.url, conv, iid)
+		})
+	}
+}
+
+// Two processes on one PostgreSQL: park on A, resume and submit on B; and
+// two submits racing on A and B resume the park exactly once.
+func TestTwoProcessesOnePostgres(t *testing.T) {
+	dsn := postgresDB(t)
+	a, b := start(t, dsn), start(t, dsn)
+	conv, iid := parkOn(t, a.url)
+	resumeAndSubmit(t, b.url, conv, iid)
+
+	for round := range 10 {
+		conv, iid := parkOn(t, a.url)
+		var clients []*wstest.Client
+		var sessions []string
+		for _, p := range []*proc{a, b} {
+			c := wstest.Dial(t, p.url)
+			c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + conv + `"}`)
+			sessions = append(sessions, wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string))
+			c.Expect("interaction_required")
+			clients = append(clients, c)
+		}
+		var wg sync.WaitGroup
+		for i, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.Send(`{"action":"submit_interaction","requestId":"s","sessionId":"` + sessions[i] + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Basic"]}]}}`)
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, c := range clients {
+			// The loser may first see the winner's takeover as nothing at all;
+			// its reply to the submit is the first event either way.
+			switch ev := c.Next(); {
+			case ev["type"] == "immediate_response":
+				won++
+				if _, end := c.Turn(); end["type"] != "eventual_response" {
+					t.Fatalf("round %d: the winner's turn ended with %v", round, end)
+				}
+			case wstest.ErrorCode(ev) == "NO_PENDING_INTERACTION":
+			default:
+				t.Fatalf("round %d: unexpected %v", round, ev)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d submits won, want exactly 1", round, won)
+		}
+		history(t, a.url, conv, "Pro it is.")
+	}
+}
+
+// A park whose deadline passes with nobody connected finishes its turn,
+// also when the deadline passes while no process is running.
+func TestDeadlineWithNobodyConnected(t *testing.T) {
+	for name, store := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			dsn := store(t)
+			p := start(t, dsn, "-park-timeout", "1s")
+			conv, _ := parkOn(t, p.url)
+			waitForReply(t, p.url, conv)
+
+			conv, _ = parkOn(t, p.url)
+			p.kill9(t)
+			time.Sleep(1500 * time.Millisecond)
+			again := start(t, dsn, "-park-timeout", "1s")
+			waitForReply(t, again.url, conv)
+		})
+	}
+}
+
+func waitForReply(t *testing.T, url, conv string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if msgs := messages(t, url, conv); len(msgs) == 2 {
+			if got := wstest.Path(msgs[0], "content", "text"); got != "Pro it is." {
+				t.Fatalf("reply after the deadline: %v", got)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("the expired park's turn never finished")
+}
+
+// history checks the conversation's newest message.
+func history(t *testing.T, url, conv, newest string) {
+	t.Helper()
+	msgs := messages(t, url, conv)
+	if len(msgs) == 0 || wstest.Path(msgs[0], "content", "text") != newest {
+		b, _ := json.Marshal(msgs)
+		t.Fatalf("history %s, want newest %q", b, newest)
+	}
+}
+
+// messages resumes the conversation without the capability... which would
+// answer a pending park through the fallback, so it declares it and
+// ignores a re-sent card.
+func messages(t *testing.T, url, conv string) []any {
+	t.Helper()
+	c := wstest.Dial(t, url)
+	defer c.WS.CloseNow()
+	c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + conv + `","supports":["choice_chips"]}`)
+	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
+	c.Send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
+	for {
+		ev := c.Next()
+		if ev["type"] == "interaction_required" {
+			continue
+		}
+		if ev["type"] != "immediate_response" {
+			t.Fatalf("history: %v", ev)
+		}
+		msgs, _ := wstest.Path(ev, "data", "messages").([]any)
+		return msgs
+	}
+}
