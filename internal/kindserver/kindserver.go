@@ -29,6 +29,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
 	script := fs.String("script", "", "run the scripted model from `FILE`: a mockLlmScript array or a whole scenario file")
+	retention := fs.Duration("memory-retention", time.Hour, "with -store memory: forget a conversation unused this long (and without a pending card)")
 	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live: `memory`, sqlite:PATH or postgres://…")
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
@@ -56,7 +57,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("load kinds", "err", err)
 		return 1
 	}
-	store, closeStore, err := openStore(ctx, *storeDSN)
+	store, closeStore, err := openStore(ctx, *storeDSN, *retention)
 	if err != nil {
 		log.Error("open store", "store", redact(*storeDSN), "err", err)
 		return 1
@@ -121,9 +122,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // openStore opens the store a -store value names.
-func openStore(ctx context.Context, dsn string) (runtime.Store, func(), error) {
+func openStore(ctx context.Context, dsn string, retention time.Duration) (runtime.Store, func(), error) {
 	if dsn == "memory" {
-		return memstore.New(), func() {}, nil
+		s := memstore.NewWithRetention(retention)
+		return s, s.Close, nil
 	}
 	if !strings.HasPrefix(dsn, "sqlite:") && !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
 		return nil, nil, fmt.Errorf("-store %q: want memory, sqlite:PATH or postgres://…", redact(dsn))

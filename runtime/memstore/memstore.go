@@ -18,17 +18,82 @@ type Store struct {
 	convs    map[string]*conversation
 	sessions map[string]*runtime.Session
 	parks    map[string]*runtime.Park
+
+	retention time.Duration
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 type conversation struct {
 	runtime.Conversation
 	messages []*runtime.Message
-	pending  string // id of the pending park
+	sessions []string  // ids of the sessions bound to it
+	pending  string    // id of the pending park
+	used     time.Time // last write or session
 }
 
-// New returns an empty store.
+// New returns an empty store that keeps everything until the process ends.
 func New() *Store {
 	return &Store{convs: map[string]*conversation{}, sessions: map[string]*runtime.Session{}, parks: map[string]*runtime.Park{}}
+}
+
+// NewWithRetention returns a store that forgets a conversation (its
+// messages and sessions) once nothing has used it for retention and it has
+// no pending park, so a long-running process returns the memory of
+// finished conversations. Close stops its sweeper.
+func NewWithRetention(retention time.Duration) *Store {
+	s := New()
+	s.retention = retention
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.sweepLoop(min(max(retention/4, 10*time.Millisecond), time.Minute))
+	return s
+}
+
+// Close stops the sweeper of a store made by NewWithRetention.
+func (s *Store) Close() {
+	if s.stop == nil {
+		return
+	}
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+}
+
+func (s *Store) sweepLoop(every time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.sweep(now)
+		}
+	}
+}
+
+// sweep forgets conversations unused for the retention period.
+func (s *Store) sweep(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, c := range s.convs {
+		if c.pending != "" || now.Sub(c.used) < s.retention {
+			continue
+		}
+		for _, sid := range c.sessions {
+			delete(s.sessions, sid)
+		}
+		delete(s.convs, id)
+	}
+	for id, p := range s.parks {
+		if _, ok := s.convs[p.ConversationID]; !ok {
+			delete(s.parks, id)
+		}
+	}
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -38,7 +103,7 @@ func (s *Store) CreateConversation(_ context.Context, c *runtime.Conversation) e
 	defer s.mu.Unlock()
 	cp := *c
 	cp.Supports = slices.Clone(c.Supports)
-	s.convs[c.ID] = &conversation{Conversation: cp}
+	s.convs[c.ID] = &conversation{Conversation: cp, used: time.Now()}
 	return nil
 }
 
@@ -76,11 +141,14 @@ func (s *Store) withConv(id string, f func(*conversation)) error {
 func (s *Store) CreateSession(_ context.Context, sess *runtime.Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.convs[sess.ConversationID]; !ok {
+	c, ok := s.convs[sess.ConversationID]
+	if !ok {
 		return runtime.ErrNotFound
 	}
 	cp := *sess
 	s.sessions[sess.ID] = &cp
+	c.sessions = append(c.sessions, sess.ID)
+	c.used = time.Now()
 	return nil
 }
 
@@ -124,6 +192,7 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*runtime.Message) erro
 	for _, m := range msgs {
 		c := s.convs[m.ConversationID]
 		c.messages = append(c.messages, cloneMessage(m))
+		c.used = time.Now()
 	}
 	return nil
 }

@@ -1,7 +1,10 @@
 package memstore_test
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -17,3 +20,42 @@ func TestConformance(t *testing.T) {
 }
 
 func BenchmarkCycle(b *testing.B) { storetest.Bench(b, memstore.New()) }
+
+// A store with retention forgets a finished conversation and its sessions,
+// and keeps one with a pending park.
+func TestRetention(t *testing.T) {
+	s := memstore.NewWithRetention(20 * time.Millisecond)
+	defer s.Close()
+	ctx := context.Background()
+	for _, id := range []string{"done", "parked"} {
+		if err := s.CreateConversation(ctx, &runtime.Conversation{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateSession(ctx, &runtime.Session{ID: "s-" + id, ConversationID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SavePark(ctx, &runtime.Park{ID: "p", ConversationID: "parked", State: runtime.ParkPending, Deadline: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := s.Conversation(ctx, "done")
+		if errors.Is(err, runtime.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the finished conversation was never forgotten")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := s.Session(ctx, "s-done"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("its session is still there: %v", err)
+	}
+	if _, err := s.PendingPark(ctx, "parked"); err != nil {
+		t.Errorf("the parked conversation was forgotten: %v", err)
+	}
+	if _, err := s.Session(ctx, "s-parked"); err != nil {
+		t.Errorf("the parked conversation's session was forgotten: %v", err)
+	}
+}
