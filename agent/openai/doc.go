@@ -1,0 +1,35 @@
+// Package openai is a server.Model over any OpenAI-compatible
+// chat-completions endpoint (OpenAI itself, Ollama, vLLM, llama.cpp's
+// server, LM Studio, …), built on the official SDK
+// github.com/openai/openai-go/v3.
+//
+// Every Respond is one streamed POST {BaseURL}/chat/completions:
+//
+//   - The request carries the optional system prompt, then the history in
+//     order (user → user message; assistant → assistant message with its
+//     text and tool_calls; tool → tool message with tool_call_id), every
+//     offered tool as a function tool whose parameters are the tool's JSON
+//     Schema passed through, and stream_options.include_usage so servers
+//     that can report usage do (usage is zero when they do not).
+//   - Text deltas reach onText as they arrive. Tool calls are reassembled by
+//     their index from argument pieces and returned in index order. Empty
+//     arguments become {}; arguments that are not JSON are an error
+//     ("openai: tool call <name>: arguments are not JSON: …"), which the
+//     server turns into INTERNAL_ERROR.
+//   - A stream must end with a finish_reason: a stream that is cut or ends
+//     early is an error, never a silently truncated answer.
+//
+// Failures are errors, never panics or hangs (every wait honours ctx).
+// The SDK's own retries are off; this package retries a 429 or 5xx answer
+// — which always comes before the first delta — at most MaxRetries times
+// with exponential backoff from 200ms (Retry-After and retry-after-ms are
+// honoured, capped at 10s). Nothing is retried once a delta has arrived,
+// since its text already reached the person. Each failure and retry is one
+// slog line with the model, the HTTP status and the attempt; the API key is
+// never logged and is scrubbed from error texts.
+//
+// The SDK's ChatCompletionAccumulator is deliberately not used: it rejects
+// every chunk whose id differs from the first one, which some
+// OpenAI-compatible servers do, and it sums usage over chunks; a small
+// accumulator keyed by tool-call index is enough here.
+package openai

@@ -1,0 +1,465 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/server"
+)
+
+// DefaultBaseURL is OpenAI's API.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultMaxRetries is how often a 429 or 5xx is retried when
+// Config.MaxRetries is zero.
+const DefaultMaxRetries = 3
+
+const (
+	defaultBackoff       = 200 * time.Millisecond // the first retry's delay; doubled per retry
+	defaultMaxDelay      = 10 * time.Second       // the cap of every delay, Retry-After included
+	responseHeaderTimout = 10 * time.Minute       // the default client's wait for response headers
+	maxArgsInError       = 200                    // bytes of bad tool arguments quoted in an error
+)
+
+// Config configures a Model.
+type Config struct {
+	// BaseURL is the API's root, e.g. https://api.openai.com/v1 or
+	// http://127.0.0.1:11434/v1 (Ollama). Empty means DefaultBaseURL.
+	BaseURL string
+	// Model is the model name, e.g. gpt-4o-mini or llama3.1. Required.
+	Model string
+	// APIKey is sent as a bearer token; empty sends none (local servers).
+	// It is never logged.
+	APIKey string
+	// System is an optional system prompt, sent first.
+	System string
+	// MaxRetries bounds the retries of a 429 or 5xx answer that came before
+	// the first delta: zero means DefaultMaxRetries, negative means none.
+	MaxRetries int
+	// HTTPClient makes the requests; nil means a client whose transport is
+	// http.DefaultTransport's with a 10-minute response-header timeout.
+	HTTPClient *http.Client
+	// Logger receives one line per failure or retry; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Model is a server.Model over an OpenAI-compatible chat-completions API.
+// It is safe for concurrent use.
+type Model struct {
+	model      string
+	system     string
+	apiKey     string
+	maxRetries int
+	chat       oai.ChatCompletionService
+	log        *slog.Logger
+
+	backoff  time.Duration // the first retry's delay
+	maxDelay time.Duration // the cap of every retry delay
+}
+
+var _ server.Model = (*Model)(nil)
+
+// New checks cfg and returns a Model. It makes no request.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("openai: Config.Model is required (e.g. gpt-4o-mini, llama3.1)")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q: want http(s)://host[:port]/path", base)
+	}
+	if u.User != nil {
+		return nil, errors.New("openai: the base URL must not carry credentials; set Config.APIKey")
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	retries := cfg.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	// The service is built from explicit options only: NewClient would also
+	// read OPENAI_BASE_URL, OPENAI_ORG_ID and friends from the environment,
+	// and the configuration here must be the whole truth.
+	opts := []option.RequestOption{
+		option.WithBaseURL(base),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0), // the retry policy is Respond's
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	return &Model{
+		model:      cfg.Model,
+		system:     cfg.System,
+		apiKey:     cfg.APIKey,
+		maxRetries: retries,
+		chat:       oai.NewChatCompletionService(opts...),
+		log:        log,
+		backoff:    defaultBackoff,
+		maxDelay:   defaultMaxDelay,
+	}, nil
+}
+
+func defaultHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = responseHeaderTimout
+		return &http.Client{Transport: t}
+	}
+	return &http.Client{}
+}
+
+// Respond makes one streamed chat completion; see the package doc.
+func (m *Model) Respond(ctx context.Context, req server.ModelRequest, onText func(string)) (server.ModelResponse, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return server.ModelResponse{}, err
+	}
+	for n := 1; ; n++ {
+		var a attemptInfo
+		resp, err := m.attempt(ctx, &a, params, onText)
+		if err == nil {
+			resp.Position = req.Position
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return server.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
+		}
+		status, why := a.status, m.describe(err, a.status)
+		if a.started || !retryable(status) || n > m.maxRetries {
+			m.log.Error("openai: model call failed", "model", m.model, "status", status, "attempt", n, "err", why)
+			if n > 1 {
+				why += fmt.Sprintf(" (after %d attempts)", n)
+			}
+			return server.ModelResponse{}, &Error{Status: status, msg: why, err: err}
+		}
+		delay := m.delay(n, a.header)
+		m.log.Warn("openai: model call failed, retrying", "model", m.model, "status", status,
+			"attempt", n, "maxAttempts", m.maxRetries+1, "delay", delay, "err", why)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return server.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// params builds the request body.
+func (m *Model) params(req server.ModelRequest) (oai.ChatCompletionNewParams, error) {
+	p := oai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(m.model),
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
+	}
+	if m.system != "" {
+		p.Messages = append(p.Messages, oai.SystemMessage(m.system))
+	}
+	for i, msg := range req.History {
+		if msg == nil {
+			continue
+		}
+		switch msg.Role {
+		case runtime.RoleUser:
+			p.Messages = append(p.Messages, oai.UserMessage(msg.Text))
+		case runtime.RoleAssistant:
+			a := oai.ChatCompletionAssistantMessageParam{}
+			if msg.Text != "" || len(msg.ToolCalls) == 0 {
+				a.Content.OfString = oai.String(msg.Text)
+			}
+			for _, c := range msg.ToolCalls {
+				args := c.Arguments
+				if strings.TrimSpace(args) == "" {
+					args = "{}"
+				}
+				a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       c.ID,
+						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
+					},
+				})
+			}
+			p.Messages = append(p.Messages, oai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case runtime.RoleTool:
+			if msg.ToolCallID == "" {
+				return p, fmt.Errorf("openai: history message %d: a tool result without a tool call id", i)
+			}
+			p.Messages = append(p.Messages, oai.ToolMessage(msg.Text, msg.ToolCallID))
+		default:
+			// Only user, assistant and tool messages are the model's
+			// conversation; anything else is not sent.
+		}
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = oai.String(t.Description)
+		}
+		if len(bytes.TrimSpace(t.Parameters)) > 0 {
+			// The schema's members are passed through as raw JSON, so
+			// nothing of it is re-encoded (the SDK's encoder writes a
+			// json.Number as a string).
+			var members map[string]json.RawMessage
+			if err := json.Unmarshal(t.Parameters, &members); err != nil || members == nil {
+				return p, fmt.Errorf("openai: tool %s: parameters are not a JSON object", t.Name)
+			}
+			schema := make(shared.FunctionParameters, len(members))
+			for k, v := range members {
+				schema[k] = v
+			}
+			fn.Parameters = schema
+		}
+		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fn))
+	}
+	return p, nil
+}
+
+// callAcc is one tool call being reassembled.
+type callAcc struct {
+	index int64 // the provider's index
+	seq   int   // arrival order, for calls that share an index
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+// attempt is what one HTTP request learnt besides its result.
+type attemptInfo struct {
+	status  int         // the HTTP status, 0 when no answer came
+	header  http.Header // the answer's headers
+	started bool        // a delta arrived: text may have reached the person
+}
+
+// middleware records the status and headers, whatever the SDK makes of
+// the body (an HTML 502 from a proxy is not an OpenAI error object).
+func (a *attemptInfo) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if res != nil {
+		a.status, a.header = res.StatusCode, res.Header
+	}
+	return res, err
+}
+
+// attempt makes one HTTP request and reads its stream.
+func (m *Model) attempt(ctx context.Context, a *attemptInfo, params oai.ChatCompletionNewParams, onText func(string)) (resp server.ModelResponse, err error) {
+	stream := m.chat.NewStreaming(ctx, params, option.WithMiddleware(a.middleware))
+	defer stream.Close()
+
+	var (
+		text     strings.Builder
+		calls    []*callAcc
+		current  = map[int64]*callAcc{} // the latest call of each index
+		finished bool
+	)
+	for stream.Next() {
+		chunk := stream.Current()
+		if chunk.JSON.Usage.Valid() {
+			// Usage is usually one final chunk; servers that repeat it
+			// report running totals, so the last one wins.
+			resp.Usage = runtime.Usage{
+				PromptTokens:     int(chunk.Usage.PromptTokens),
+				CompletionTokens: int(chunk.Usage.CompletionTokens),
+			}
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue // only one choice is asked for
+			}
+			for _, piece := range []string{ch.Delta.Content, ch.Delta.Refusal} {
+				if piece == "" {
+					continue
+				}
+				a.started = true
+				text.WriteString(piece)
+				onText(piece)
+			}
+			for _, d := range ch.Delta.ToolCalls {
+				a.started = true
+				idx := max(d.Index, 0) // some servers send -1 for a lone call
+				c := current[idx]
+				if c == nil || (d.ID != "" && c.id != "" && d.ID != c.id) {
+					// A new call; a new id at a used index is a new call too
+					// (servers that send every call whole at index 0).
+					c = &callAcc{index: idx, seq: len(calls)}
+					calls = append(calls, c)
+					current[idx] = c
+				}
+				if c.id == "" {
+					c.id = d.ID
+				}
+				if n := d.Function.Name; n != "" && n != c.name {
+					c.name += n
+				}
+				c.args.WriteString(d.Function.Arguments)
+			}
+			if ch.FinishReason != "" {
+				finished = true
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return resp, err
+	}
+	if a.status >= 300 {
+		return resp, fmt.Errorf("unexpected HTTP status %d", a.status)
+	}
+	if !finished {
+		return resp, errEndedEarly
+	}
+	resp.Text = text.String()
+	slices.SortStableFunc(calls, func(a, b *callAcc) int {
+		if a.index != b.index {
+			return int(a.index - b.index)
+		}
+		return a.seq - b.seq
+	})
+	for _, c := range calls {
+		if c.name == "" {
+			return resp, fmt.Errorf("openai: tool call %d (id %q) has no function name", c.index, c.id)
+		}
+		args := strings.TrimSpace(c.args.String())
+		if args == "" {
+			args = "{}" // a call without parameters
+		}
+		if !json.Valid([]byte(args)) {
+			return resp, &argsError{name: c.name, args: args}
+		}
+		resp.ToolCalls = append(resp.ToolCalls, runtime.ToolCall{ID: c.id, Name: c.name, Arguments: args})
+	}
+	return resp, nil
+}
+
+var errEndedEarly = errors.New("the stream ended before the model finished (no finish_reason)")
+
+type argsError struct{ name, args string }
+
+func (e *argsError) Error() string {
+	a := e.args
+	if len(a) > maxArgsInError {
+		a = a[:maxArgsInError] + "…"
+	}
+	return fmt.Sprintf("openai: tool call %s: arguments are not JSON: %q", e.name, a)
+}
+
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500
+}
+
+// delay is the wait before retry number attempt (1-based): the server's
+// Retry-After when it sent one, else exponential backoff with jitter;
+// capped by maxDelay.
+func (m *Model) delay(attempt int, h http.Header) time.Duration {
+	if d, ok := retryAfter(h, time.Now()); ok {
+		return min(d, m.maxDelay)
+	}
+	d := m.backoff << min(attempt-1, 20)
+	if d <= 0 || d > m.maxDelay {
+		d = m.maxDelay
+	}
+	// Up to 25% less, so many turns that failed together do not retry in
+	// lockstep.
+	if q := int64(d / 4); q > 0 {
+		d -= time.Duration(rand.Int64N(q))
+	}
+	return d
+}
+
+// retryAfter reads retry-after-ms (OpenAI's) or Retry-After (seconds or an
+// HTTP date).
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// describe words a failure, without the API key.
+func (m *Model) describe(err error, status int) string {
+	var ae *argsError
+	if errors.As(err, &ae) {
+		return m.scrub(err.Error())
+	}
+	var msg string
+	var apiErr *oai.Error
+	var streamErr *ssestream.StreamError
+	switch {
+	case status >= 300:
+		msg = fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+		if errors.As(err, &apiErr) {
+			if detail := strings.TrimSpace(apiErr.Message); detail != "" {
+				msg += ": " + detail
+			}
+		}
+	case errors.As(err, &streamErr):
+		msg = "the server sent an error in the stream: " + streamErr.Message
+	case errors.Is(err, errEndedEarly):
+		msg = err.Error()
+	case status != 0:
+		msg = "the stream broke: " + err.Error()
+	default:
+		msg = "request failed: " + err.Error()
+	}
+	return m.scrub(fmt.Sprintf("openai: model %s: %s", m.model, msg))
+}
+
+// Error is a failed model call.
+type Error struct {
+	// Status is the HTTP status of the answer, 0 when none came (connection
+	// refused, a broken stream).
+	Status int
+	msg    string
+	err    error
+}
+
+func (e *Error) Error() string { return e.msg }
+func (e *Error) Unwrap() error { return e.err }
+
+// scrub removes the API key from s, in case a server echoes it.
+func (m *Model) scrub(s string) string {
+	if m.apiKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, m.apiKey, "[redacted]")
+}

@@ -1,0 +1,560 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/server"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testKey = "sk-test-secret-0123456789"
+
+// syncBuffer is a log sink safe for the retry loop and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newModel is a model of the fake server with tiny retry delays; edit
+// adjusts the config.
+func newModel(t *testing.T, baseURL string, edit func(*Config)) (*Model, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg := Config{
+		BaseURL:    baseURL,
+		Model:      "fake-model",
+		APIKey:     testKey,
+		System:     "You are a test.",
+		HTTPClient: NewTestClient(t),
+		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetRetryDelays(m, time.Millisecond, 5*time.Millisecond)
+	return m, logs
+}
+
+func userRequest(text string) server.ModelRequest {
+	return server.ModelRequest{ConversationID: "c1", Position: 7,
+		History: []*runtime.Message{{Role: runtime.RoleUser, Text: text}}}
+}
+
+// respond calls m and collects the onText pieces.
+func respond(ctx context.Context, m *Model, req server.ModelRequest) (server.ModelResponse, []string, error) {
+	var pieces []string
+	resp, err := m.Respond(ctx, req, func(s string) { pieces = append(pieces, s) })
+	return resp, pieces, err
+}
+
+// at reads v at a path of object keys and array indices.
+func at(t *testing.T, v any, path ...any) any {
+	t.Helper()
+	for _, k := range path {
+		switch k := k.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("at %v: %v is not an object", path, v)
+			}
+			v = m[k]
+		case int:
+			a, ok := v.([]any)
+			if !ok || k >= len(a) {
+				t.Fatalf("at %v: %v is not an array with index %d", path, v, k)
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+func TestNewChecksConfig(t *testing.T) {
+	for _, cfg := range []Config{
+		{BaseURL: "http://x/v1"},
+		{BaseURL: "ftp://x/v1", Model: "m"},
+		{BaseURL: "localhost:11434", Model: "m"},
+		{BaseURL: "http://user:pw@x/v1", Model: "m"},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+	m, err := New(Config{Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.maxRetries != DefaultMaxRetries {
+		t.Errorf("maxRetries = %d, want %d", m.maxRetries, DefaultMaxRetries)
+	}
+	if m, _ := New(Config{Model: "m", MaxRetries: -1}); m.maxRetries != 0 {
+		t.Errorf("MaxRetries -1: maxRetries = %d, want 0", m.maxRetries)
+	}
+}
+
+func TestStreamsText(t *testing.T) {
+	f := NewFakeServer(t, Stream(RoleChunk(), TextChunk("Hel"), TextChunk("lo, "), TextChunk("world"),
+		FinishChunk("stop"), UsageChunk(12, 3)))
+	m, _ := newModel(t, f.URL, nil)
+	resp, pieces, err := respond(t.Context(), m, userRequest("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Hel", "lo, ", "world"}; !reflect.DeepEqual(pieces, want) {
+		t.Errorf("onText pieces = %q, want %q", pieces, want)
+	}
+	want := server.ModelResponse{Text: "Hello, world", Usage: runtime.Usage{PromptTokens: 12, CompletionTokens: 3}, Position: 7}
+	if !reflect.DeepEqual(resp, want) {
+		t.Errorf("response = %+v, want %+v", resp, want)
+	}
+	req := f.Request(t, 0)
+	if req["model"] != "fake-model" || req["stream"] != true || at(t, req, "stream_options", "include_usage") != true {
+		t.Errorf("request model/stream/stream_options wrong: %v", req)
+	}
+	msgs := at(t, req, "messages").([]any)
+	if len(msgs) != 2 || at(t, msgs, 0, "role") != "system" || at(t, msgs, 0, "content") != "You are a test." ||
+		at(t, msgs, 1, "role") != "user" || at(t, msgs, 1, "content") != "hi" {
+		t.Errorf("messages = %v", msgs)
+	}
+	if _, ok := req["tools"]; ok {
+		t.Errorf("tools sent although none offered: %v", req["tools"])
+	}
+	if got := f.Header(0).Get("Authorization"); got != "Bearer "+testKey {
+		t.Errorf("Authorization = %q", got)
+	}
+}
+
+func TestNoKeyNoAuthorization(t *testing.T) {
+	f := NewFakeServer(t, Stream(TextChunk("ok"), FinishChunk("stop")))
+	m, _ := newModel(t, f.URL, func(c *Config) { c.APIKey = ""; c.System = "" })
+	resp, _, err := respond(t.Context(), m, userRequest("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage != (runtime.Usage{}) {
+		t.Errorf("usage = %+v without a usage chunk, want zero", resp.Usage)
+	}
+	if got := f.Header(0).Get("Authorization"); got != "" {
+		t.Errorf("Authorization = %q with no key", got)
+	}
+	if msgs := at(t, f.Request(t, 0), "messages").([]any); len(msgs) != 1 || at(t, msgs, 0, "role") != "user" {
+		t.Errorf("messages = %v, want the user message only", msgs)
+	}
+}
+
+const choicesSchema = `{"type":"object","properties":{"questions":{"type":"array","minItems":1,"maxItems":4,"items":{"type":"object"}},"reason":{"type":"string"}},"required":["questions"]}`
+
+func TestToolCallRoundTrip(t *testing.T) {
+	args := `{"questions":[{"question":"Which plan?","header":"Plan","options":["A","B"]}],"reason":"to help"}`
+	f := NewFakeServer(t,
+		Stream(RoleChunk(),
+			ToolChunk(0, "call_1", "request_choices", ""),
+			ToolChunk(0, "", "", args[:20]),
+			ToolChunk(0, "", "", args[20:50]),
+			ToolChunk(0, "", "", args[50:]),
+			FinishChunk("tool_calls")),
+		Stream(TextChunk("Plan "), TextChunk("B, noted."), FinishChunk("stop"), UsageChunk(40, 4)),
+	)
+	m, _ := newModel(t, f.URL, nil)
+	tools := []server.Tool{{Name: "request_choices", Description: "Ask the visitor.", Parameters: json.RawMessage(choicesSchema)}}
+	req := userRequest("a quote please")
+	req.Tools = tools
+	resp, pieces, err := respond(t.Context(), m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pieces) != 0 || resp.Text != "" {
+		t.Errorf("text %q / pieces %q for a tool call", resp.Text, pieces)
+	}
+	wantCalls := []runtime.ToolCall{{ID: "call_1", Name: "request_choices", Arguments: args}}
+	if !reflect.DeepEqual(resp.ToolCalls, wantCalls) {
+		t.Errorf("tool calls = %+v, want %+v", resp.ToolCalls, wantCalls)
+	}
+	if resp.Usage != (runtime.Usage{}) {
+		t.Errorf("usage = %+v, want zero (none reported)", resp.Usage)
+	}
+
+	result := `{"status":"submitted","values":{"answers":[{"header":"Plan","options":["B"]}]}}`
+	req.History = append(req.History,
+		&runtime.Message{Role: runtime.RoleAssistant, ToolCalls: resp.ToolCalls},
+		&runtime.Message{Role: runtime.RoleTool, ToolCallID: "call_1", ToolName: "request_choices", Text: result})
+	resp, pieces, err = respond(t.Context(), m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "Plan B, noted." || !reflect.DeepEqual(pieces, []string{"Plan ", "B, noted."}) || resp.Usage.PromptTokens != 40 {
+		t.Errorf("second response = %+v, pieces %q", resp, pieces)
+	}
+
+	sent := f.Request(t, 1)
+	msgs := at(t, sent, "messages").([]any)
+	var roles []string
+	for _, msg := range msgs {
+		roles = append(roles, at(t, msg, "role").(string))
+	}
+	if want := []string{"system", "user", "assistant", "tool"}; !reflect.DeepEqual(roles, want) {
+		t.Fatalf("roles = %q, want %q", roles, want)
+	}
+	if _, ok := msgs[2].(map[string]any)["content"]; ok {
+		t.Errorf("assistant message without text has content: %v", msgs[2])
+	}
+	call := at(t, msgs, 2, "tool_calls", 0)
+	if at(t, call, "id") != "call_1" || at(t, call, "type") != "function" ||
+		at(t, call, "function", "name") != "request_choices" || at(t, call, "function", "arguments") != args {
+		t.Errorf("assistant tool call = %v", call)
+	}
+	if at(t, msgs, 3, "tool_call_id") != "call_1" || at(t, msgs, 3, "content") != result {
+		t.Errorf("tool message = %v", msgs[3])
+	}
+	tool := at(t, sent, "tools", 0)
+	if at(t, tool, "type") != "function" || at(t, tool, "function", "name") != "request_choices" ||
+		at(t, tool, "function", "description") != "Ask the visitor." {
+		t.Errorf("tool = %v", tool)
+	}
+	var schema any
+	json.Unmarshal([]byte(choicesSchema), &schema)
+	if got := at(t, tool, "function", "parameters"); !reflect.DeepEqual(got, schema) {
+		t.Errorf("parameters = %v, want the schema %v", got, schema)
+	}
+}
+
+func TestHistoryKeepsOrderAndText(t *testing.T) {
+	f := NewFakeServer(t, Stream(TextChunk("ok"), FinishChunk("stop")))
+	m, _ := newModel(t, f.URL, func(c *Config) { c.System = "" })
+	req := server.ModelRequest{History: []*runtime.Message{
+		{Role: runtime.RoleUser, Text: "one"},
+		{Role: runtime.RoleAssistant, Text: "Let me check.", ToolCalls: []runtime.ToolCall{{ID: "a", Name: "lookup", Arguments: ""}}},
+		{Role: runtime.RoleTool, ToolCallID: "a", ToolName: "lookup", Text: "found", IsError: true},
+		{Role: runtime.RoleAssistant, Text: "Found it."},
+		{Role: runtime.RoleUser, Text: "two"},
+	}}
+	if _, _, err := respond(t.Context(), m, req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := at(t, f.Request(t, 0), "messages").([]any)
+	want := []struct{ role, content string }{{"user", "one"}, {"assistant", "Let me check."}, {"tool", "found"}, {"assistant", "Found it."}, {"user", "two"}}
+	if len(msgs) != len(want) {
+		t.Fatalf("messages = %v", msgs)
+	}
+	for i, w := range want {
+		if at(t, msgs, i, "role") != w.role || at(t, msgs, i, "content") != w.content {
+			t.Errorf("message %d = %v, want %s %q", i, msgs[i], w.role, w.content)
+		}
+	}
+	if got := at(t, msgs, 1, "tool_calls", 0, "function", "arguments"); got != "{}" {
+		t.Errorf("empty stored arguments sent as %q, want {}", got)
+	}
+}
+
+func TestSeveralToolCallsInIndexOrder(t *testing.T) {
+	f := NewFakeServer(t, Stream(
+		ToolChunk(1, "call_b", "second", `{"n":`),
+		ToolChunk(0, "call_a", "first", `{"n":`),
+		ToolChunk(1, "", "", `2}`),
+		ToolChunk(0, "", "", `1}`),
+		ToolChunk(2, "call_c", "third", ``),
+		FinishChunk("tool_calls")))
+	m, _ := newModel(t, f.URL, nil)
+	resp, _, err := respond(t.Context(), m, userRequest("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []runtime.ToolCall{
+		{ID: "call_a", Name: "first", Arguments: `{"n":1}`},
+		{ID: "call_b", Name: "second", Arguments: `{"n":2}`},
+		{ID: "call_c", Name: "third", Arguments: `{}`},
+	}
+	if !reflect.DeepEqual(resp.ToolCalls, want) {
+		t.Errorf("tool calls = %+v, want %+v", resp.ToolCalls, want)
+	}
+}
+
+func TestWholeCallsAtOneIndex(t *testing.T) {
+	// Some servers send every call whole, all at index 0.
+	f := NewFakeServer(t, Stream(
+		ToolChunk(0, "call_a", "first", `{}`),
+		ToolChunk(0, "call_b", "second", `{"x":1}`),
+		FinishChunk("tool_calls")))
+	m, _ := newModel(t, f.URL, nil)
+	resp, _, err := respond(t.Context(), m, userRequest("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.ToolCalls) != 2 || resp.ToolCalls[0].Name != "first" || resp.ToolCalls[1].Arguments != `{"x":1}` {
+		t.Errorf("tool calls = %+v", resp.ToolCalls)
+	}
+}
+
+// failure runs one failing call and checks the error and request count.
+type failure struct {
+	name       string
+	replies    []Reply
+	maxRetries int
+	wantErr    string // a substring of the error
+	wantStatus int
+	wantCount  int
+	wantPieces []string
+}
+
+const apiError500 = `{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`
+
+func TestFailures(t *testing.T) {
+	badArgs := `{"questions":[{"header":`
+	for _, tc := range []failure{
+		{name: "401 is not retried",
+			replies:    []Reply{Status(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`","type":"invalid_request_error","code":"invalid_api_key"}}`)},
+			wantErr:    "HTTP 401 Unauthorized: Incorrect API key provided: [redacted]",
+			wantStatus: 401, wantCount: 1},
+		{name: "404 unknown model is not retried",
+			replies:    []Reply{Status(404, `{"error":{"message":"model \"nope\" not found, try pulling it first","type":"api_error"}}`)},
+			wantErr:    `HTTP 404 Not Found: model "nope" not found`,
+			wantStatus: 404, wantCount: 1},
+		{name: "500 forever fails after MaxRetries+1 requests",
+			replies:    []Reply{Status(500, apiError500)},
+			maxRetries: 3,
+			wantErr:    "HTTP 500 Internal Server Error: The server had an error while processing your request. (after 4 attempts)",
+			wantStatus: 500, wantCount: 4},
+		{name: "502 from a proxy without a JSON body is retried",
+			replies:    []Reply{Status(502, "<html>Bad Gateway</html>")},
+			maxRetries: 1,
+			wantErr:    "HTTP 502 Bad Gateway (after 2 attempts)",
+			wantStatus: 502, wantCount: 2},
+		{name: "a stream broken after a delta is not retried",
+			replies:    []Reply{Break(RoleChunk(), TextChunk("Hello"))},
+			maxRetries: 3,
+			wantErr:    "the stream broke: unexpected EOF",
+			wantCount:  1, wantPieces: []string{"Hello"}},
+		{name: "a stream that ends without finish_reason",
+			replies:   []Reply{Stream(TextChunk("Hel"))},
+			wantErr:   "the stream ended before the model finished",
+			wantCount: 1, wantPieces: []string{"Hel"}},
+		{name: "an error event in the stream",
+			replies:   []Reply{Stream(TextChunk("Hel"), `{"error":{"message":"overloaded"}}`)},
+			wantErr:   "the server sent an error in the stream",
+			wantCount: 1, wantPieces: []string{"Hel"}},
+		{name: "tool arguments that are not JSON",
+			replies: []Reply{Stream(ToolChunk(0, "call_1", "request_choices", badArgs[:10]),
+				ToolChunk(0, "", "", badArgs[10:]), FinishChunk("length"))},
+			wantErr:   "openai: tool call request_choices: arguments are not JSON: " + `"{\"questions\":[{\"header\":"`,
+			wantCount: 1},
+		{name: "a tool call without a name",
+			replies:   []Reply{Stream(ToolChunk(0, "call_1", "", `{}`), FinishChunk("tool_calls"))},
+			wantErr:   `tool call 0 (id "call_1") has no function name`,
+			wantCount: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewFakeServer(t, tc.replies...)
+			m, logs := newModel(t, f.URL, func(c *Config) { c.MaxRetries = tc.maxRetries })
+			_, pieces, err := respond(t.Context(), m, userRequest("hi"))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), testKey) || strings.Contains(logs.String(), testKey) {
+				t.Errorf("the API key leaked: error %q, logs %s", err, logs)
+			}
+			if tc.wantStatus != 0 {
+				var e *Error
+				if !errors.As(err, &e) || e.Status != tc.wantStatus {
+					t.Errorf("error %#v: want an *Error with status %d", err, tc.wantStatus)
+				}
+			}
+			if got := f.Count(); got != tc.wantCount {
+				t.Errorf("%d requests, want %d", got, tc.wantCount)
+			}
+			if !reflect.DeepEqual(pieces, tc.wantPieces) {
+				t.Errorf("onText pieces = %q, want %q", pieces, tc.wantPieces)
+			}
+			if !strings.Contains(logs.String(), "model=fake-model") {
+				t.Errorf("no failure log line: %s", logs)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	m, logs := newModel(t, "http://"+addr+"/v1", nil)
+	_, _, err = respond(t.Context(), m, userRequest("hi"))
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "openai: model fake-model: request failed") {
+		t.Fatalf("error = %v, want a connection refused", err)
+	}
+	if strings.Count(logs.String(), "\n") != 1 || !strings.Contains(logs.String(), "status=0 attempt=1") {
+		t.Errorf("want one log line with status 0, attempt 1: %s", logs)
+	}
+}
+
+func TestRetriesThenSucceeds(t *testing.T) {
+	t.Run("429 then success", func(t *testing.T) {
+		f := NewFakeServer(t,
+			Status(429, `{"error":{"message":"Rate limit reached","type":"requests"}}`, "Retry-After", "0"),
+			Stream(TextChunk("ok"), FinishChunk("stop")))
+		m, logs := newModel(t, f.URL, nil)
+		resp, _, err := respond(t.Context(), m, userRequest("hi"))
+		if err != nil || resp.Text != "ok" {
+			t.Fatalf("response %+v, error %v", resp, err)
+		}
+		if f.Count() != 2 {
+			t.Errorf("%d requests, want 2", f.Count())
+		}
+		if l := logs.String(); !strings.Contains(l, "retrying") || !strings.Contains(l, "status=429 attempt=1") || strings.Contains(l, testKey) {
+			t.Errorf("retry log: %s", l)
+		}
+	})
+	t.Run("500 three times then success", func(t *testing.T) {
+		f := NewFakeServer(t, Status(500, apiError500), Status(500, apiError500), Status(500, apiError500),
+			Stream(TextChunk("ok"), FinishChunk("stop")))
+		m, logs := newModel(t, f.URL, func(c *Config) { c.MaxRetries = 3 })
+		resp, _, err := respond(t.Context(), m, userRequest("hi"))
+		if err != nil || resp.Text != "ok" {
+			t.Fatalf("response %+v, error %v", resp, err)
+		}
+		if f.Count() != 4 {
+			t.Errorf("%d requests, want 4", f.Count())
+		}
+		if n := strings.Count(logs.String(), "retrying"); n != 3 {
+			t.Errorf("%d retry log lines, want 3: %s", n, logs)
+		}
+	})
+	t.Run("no retries when MaxRetries is negative", func(t *testing.T) {
+		f := NewFakeServer(t, Status(500, apiError500), Stream(TextChunk("ok"), FinishChunk("stop")))
+		m, _ := newModel(t, f.URL, func(c *Config) { c.MaxRetries = -1 })
+		if _, _, err := respond(t.Context(), m, userRequest("hi")); err == nil || f.Count() != 1 {
+			t.Errorf("error %v after %d requests, want an error after 1", err, f.Count())
+		}
+	})
+}
+
+func TestRetryAfterIsHonouredAndCapped(t *testing.T) {
+	f := NewFakeServer(t, Status(429, `{"error":{"message":"slow down"}}`, "Retry-After", "3600"),
+		Stream(TextChunk("ok"), FinishChunk("stop")))
+	m, _ := newModel(t, f.URL, nil)
+	SetRetryDelays(m, time.Millisecond, 80*time.Millisecond)
+	start := time.Now()
+	if _, _, err := respond(t.Context(), m, userRequest("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if gap := f.Gap(1); gap < 70*time.Millisecond {
+		t.Errorf("retried after %v: Retry-After (capped at 80ms) not honoured", gap)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("took %v: Retry-After not capped", el)
+	}
+}
+
+func TestRetryAfterHeaders(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		h    http.Header
+		want time.Duration
+		ok   bool
+	}{
+		{http.Header{}, 0, false},
+		{http.Header{"Retry-After": {"2"}}, 2 * time.Second, true},
+		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond, true},
+		{http.Header{"Retry-After-Ms": {"150"}, "Retry-After": {"2"}}, 150 * time.Millisecond, true},
+		{http.Header{"Retry-After": {now.Add(7 * time.Second).Format(http.TimeFormat)}}, 7 * time.Second, true},
+		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
+		{http.Header{"Retry-After": {"soon"}}, 0, false},
+		{http.Header{"Retry-After": {"-3"}}, 0, false},
+	} {
+		got, ok := retryAfter(tc.h, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", tc.h, got, ok, tc.want, tc.ok)
+		}
+	}
+	m := &Model{backoff: 200 * time.Millisecond, maxDelay: time.Second}
+	for attempt, want := range map[int]time.Duration{1: 200 * time.Millisecond, 2: 400 * time.Millisecond, 3: 800 * time.Millisecond, 4: time.Second, 60: time.Second} {
+		if d := m.delay(attempt, nil); d > want || d < want*3/4 {
+			t.Errorf("delay(%d) = %v, want %v less at most 25%%", attempt, d, want)
+		}
+	}
+	if d := m.delay(1, http.Header{"Retry-After": {"30"}}); d != time.Second {
+		t.Errorf("Retry-After 30 gave %v, want the 1s cap", d)
+	}
+}
+
+func TestContextCancelledMidStream(t *testing.T) {
+	f := NewFakeServer(t, Hang(RoleChunk(), TextChunk("Hi")))
+	m, _ := newModel(t, f.URL, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	start := time.Now()
+	var pieces []string
+	_, err := m.Respond(ctx, userRequest("hi"), func(s string) {
+		pieces = append(pieces, s)
+		go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("returned after %v", el)
+	}
+	if !reflect.DeepEqual(pieces, []string{"Hi"}) || f.Count() != 1 {
+		t.Errorf("pieces %q, %d requests", pieces, f.Count())
+	}
+}
+
+func TestContextCancelledDuringBackoff(t *testing.T) {
+	f := NewFakeServer(t, Status(500, apiError500))
+	m, _ := newModel(t, f.URL, nil)
+	SetRetryDelays(m, time.Minute, time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := respond(ctx, m, userRequest("hi"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error = %v, want the deadline", err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("returned after %v", el)
+	}
+}
+
+func TestBadToolSchema(t *testing.T) {
+	m, _ := newModel(t, "http://127.0.0.1:1/v1", nil)
+	req := userRequest("hi")
+	req.Tools = []server.Tool{{Name: "broken", Parameters: json.RawMessage(`[1,2]`)}}
+	if _, _, err := respond(t.Context(), m, req); err == nil || !strings.Contains(err.Error(), "tool broken: parameters are not a JSON object") {
+		t.Errorf("error = %v", err)
+	}
+}
