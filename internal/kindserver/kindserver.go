@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kindkit/kindkit/agent/openai"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/runtime/memstore"
@@ -28,7 +29,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kindserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
-	script := fs.String("script", "", "run the scripted model from `FILE`: a mockLlmScript array or a whole scenario file")
+	modelName := fs.String("model", "demo", "the agent's model: demo (built in), scripted (with -script) or openai (any OpenAI-compatible server; the key comes from $OPENAI_API_KEY)")
+	script := fs.String("script", "", "run the scripted model from `FILE`: a mockLlmScript array or a whole scenario file (implies -model scripted)")
+	openaiURL := fs.String("openai-base-url", "https://api.openai.com/v1", "with -model openai: the chat-completions server, e.g. http://127.0.0.1:11434/v1 for Ollama")
+	openaiModel := fs.String("openai-model", "gpt-4o-mini", "with -model openai: the model name")
+	system := fs.String("system", "", "with -model openai: a system prompt")
 	retention := fs.Duration("memory-retention", time.Hour, "with -store memory: forget a conversation unused this long (and without a pending card)")
 	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live: `memory`, sqlite:PATH or postgres://…")
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
@@ -69,7 +74,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := server.Config{Catalog: catalog, Store: store, Model: server.Demo{}, ParkTimeout: *parkTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
-	if *script != "" {
+	if *script != "" && *modelName == "demo" {
+		*modelName = "scripted"
+	}
+	switch *modelName {
+	case "demo":
+	case "scripted":
+		if *script == "" {
+			log.Error("-model scripted needs -script FILE")
+			return 2
+		}
 		f, err := server.LoadScript(*script)
 		if err != nil {
 			log.Error("load script", "file", *script, "err", err)
@@ -77,6 +91,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Model, _ = server.NewScripted(f.Script)
 		cfg.Tools, cfg.ConfirmTools = f.Tools, f.ConfirmTools
+	case "openai":
+		m, err := openai.New(openai.Config{BaseURL: *openaiURL, Model: *openaiModel, APIKey: os.Getenv("OPENAI_API_KEY"), System: *system, Logger: log})
+		if err != nil {
+			log.Error("openai model", "err", err)
+			return 2
+		}
+		cfg.Model = m
+		log.Info("model", "kind", "openai", "baseURL", *openaiURL, "model", *openaiModel, "key", os.Getenv("OPENAI_API_KEY") != "")
+	default:
+		log.Error("unknown -model (want demo, scripted or openai)", "model", *modelName)
+		return 2
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
