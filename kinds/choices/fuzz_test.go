@@ -1,12 +1,9 @@
 package choices_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -48,27 +45,8 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, values []byte, spec uint8) {
 		s := specs[int(spec)%len(specs)]
-		out, errs := k.Validate(s, values)
-		if len(errs) > 0 {
-			if out != nil {
-				t.Errorf("Validate returned values %s and errors %v", out, errs)
-			}
-			for _, e := range errs {
-				if e.Field == "" || e.Message == "" {
-					t.Errorf("incomplete field error %+v", e)
-				}
-			}
-			return
-		}
-		if !json.Valid(out) {
-			t.Fatalf("Validate returned invalid JSON %q", out)
-		}
-		again, errs := k.Validate(s, out)
-		if len(errs) > 0 {
-			t.Fatalf("canonical %s does not check again: %v", out, errs)
-		}
-		if !bytes.Equal(again, out) {
-			t.Errorf("canonical values change when checked again (-first +second):\n%s", cmp.Diff(string(out), string(again)))
+		if out, errs := kindtest.Validate(t, k, s, values); errs == nil {
+			kindtest.Idempotent(t, k, s, out)
 		}
 	})
 }

@@ -1,12 +1,11 @@
 package identityintake_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -48,35 +47,17 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, values []byte, spec uint8) {
 		s := specs[int(spec)%len(specs)]
-		out, errs := k.Validate(s, values)
-		if len(errs) > 0 {
-			if out != nil {
-				t.Errorf("Validate returned values %s and errors %v", out, errs)
-			}
-			for _, e := range errs {
-				if e.Field == "" || e.Message == "" {
-					t.Errorf("incomplete field error %+v", e)
-				}
-			}
-			return
-		}
-		if !json.Valid(out) {
-			t.Fatalf("Validate returned invalid JSON %q", out)
-		}
-		again, errs := k.Validate(s, out)
-		if string(out) == "{}" {
+		out, errs := kindtest.Validate(t, k, s, values)
+		switch {
+		case errs != nil:
+		case string(out) == "{}":
 			// Only blanks were given: they pass the nothing-given check,
 			// which looks at the raw strings, but leave nothing behind.
-			if diff := cmp.Diff([]runtime.FieldError{fe("values", msgNothingGiven)}, errs); diff != "" {
-				t.Errorf("checking {} again (-want +got):\n%s", diff)
+			if _, errs := k.Validate(s, out); !cmp.Equal([]runtime.FieldError{fe("values", msgNothingGiven)}, errs) {
+				t.Errorf("checking {} again: %v", errs)
 			}
-			return
-		}
-		if len(errs) > 0 {
-			t.Fatalf("canonical %s does not check again: %v", out, errs)
-		}
-		if !bytes.Equal(again, out) {
-			t.Errorf("canonical values change when checked again (-first +second):\n%s", cmp.Diff(string(out), string(again)))
+		default:
+			kindtest.Idempotent(t, k, s, out)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	ratinggen "github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/kinds/rating"
 	"github.com/kindkit/kindkit/runtime"
 )
@@ -105,18 +106,8 @@ func FuzzValidate(f *testing.F) {
 	k := kind(f)
 	r, _ := k.ParseRaise([]byte(`{"question":"Q","scale":{"min":1,"max":5},"allowComment":true}`))
 	f.Fuzz(func(t *testing.T, values string) {
-		got, errs := k.Validate(&r.Spec, []byte(values))
-		if len(errs) > 0 {
-			for _, e := range errs {
-				if e.Field == "" || e.Message == "" {
-					t.Fatalf("empty field error %+v", e)
-				}
-			}
-			return
-		}
-		again, errs := k.Validate(&r.Spec, got)
-		if len(errs) > 0 || string(again) != string(got) {
-			t.Fatalf("canonical %s does not validate to itself: %s %v", got, again, errs)
+		if out, errs := kindtest.Validate(t, k, &r.Spec, []byte(values)); errs == nil {
+			kindtest.Idempotent(t, k, &r.Spec, out)
 		}
 	})
 }

@@ -1,0 +1,47 @@
+// Package kindtest holds the checks every kind's tests share, so a new
+// kind's fuzz test is a few lines: whatever is submitted, Validate answers
+// with canonical values that check again to themselves, or with complete
+// field errors and no values.
+package kindtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/kindkit/kindkit/runtime"
+)
+
+// Validate runs k.Validate(spec, values) and checks the properties every
+// kind keeps. It returns the canonical values, or nil and the errors.
+func Validate(t testing.TB, k runtime.Kind, spec *runtime.Spec, values []byte) (json.RawMessage, []runtime.FieldError) {
+	t.Helper()
+	out, errs := k.Validate(spec, values)
+	if len(errs) > 0 {
+		if out != nil {
+			t.Errorf("Validate returned values %s and errors %v", out, errs)
+		}
+		for _, e := range errs {
+			if e.Field == "" || e.Message == "" {
+				t.Errorf("incomplete field error %+v", e)
+			}
+		}
+		return nil, errs
+	}
+	if !json.Valid(out) {
+		t.Fatalf("Validate returned invalid JSON %q", out)
+	}
+	return out, nil
+}
+
+// Idempotent checks that canonical values check again to themselves.
+func Idempotent(t testing.TB, k runtime.Kind, spec *runtime.Spec, canonical json.RawMessage) {
+	t.Helper()
+	again, errs := k.Validate(spec, canonical)
+	if len(errs) > 0 {
+		t.Fatalf("canonical %s does not check again: %v", canonical, errs)
+	}
+	if !bytes.Equal(again, canonical) {
+		t.Errorf("canonical values change when checked again: %s, then %s", canonical, again)
+	}
+}
