@@ -130,14 +130,28 @@ func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, 
 	return s, true, nil
 }
 
-func (c *conn) getSession(ctx context.Context, f *frame) {
-	sess, ok, err := c.session(ctx, f.SessionID)
+// loadSession loads a visible session, or answers the frame with
+// notFound (or INTERNAL_ERROR on a storage failure) and returns false.
+func (c *conn) loadSession(ctx context.Context, id, requestID string, notFound event) (*runtime.Session, bool) {
+	sess, ok, err := c.session(ctx, id)
 	if err != nil {
-		c.internalError(f.RequestID, err, "load session")
-		return
+		c.internalError(requestID, err, "load session")
+		return nil, false
 	}
 	if !ok {
-		c.send(errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
+		c.send(notFound)
+		return nil, false
+	}
+	return sess, true
+}
+
+func noPendingEvent(f *frame) event {
+	return errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("no interaction is awaiting submission for session '%s'", f.SessionID))
+}
+
+func (c *conn) getSession(ctx context.Context, f *frame) {
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
+	if !ok {
 		return
 	}
 	c.send(immediate(f.RequestID, 200, "OK", sessionData(sess)))
@@ -155,13 +169,8 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	if requestID == "" {
 		requestID = newUUID()
 	}
-	sess, ok, err := c.session(ctx, f.SessionID)
-	if err != nil {
-		c.internalError(requestID, err, "load session")
-		return
-	}
+	sess, ok := c.loadSession(ctx, f.SessionID, requestID, errorEvent(requestID, codeSessionNotFound, "Session not found"))
 	if !ok {
-		c.send(errorEvent(requestID, codeSessionNotFound, "Session not found"))
 		return
 	}
 	t := c.srv.newTurn(c, sess, runtime.TurnState{RequestID: requestID})
@@ -184,22 +193,13 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "submit_interaction requires a 'sessionId'"))
 		return
 	}
-	noPending := func() {
-		c.send(errorEvent(f.RequestID, codeNoPendingInteract,
-			fmt.Sprintf("no interaction is awaiting submission for session '%s'", f.SessionID)))
-	}
-	sess, ok, err := c.session(ctx, f.SessionID)
-	if err != nil {
-		c.internalError(f.RequestID, err, "load session")
-		return
-	}
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, noPendingEvent(f))
 	if !ok {
-		noPending()
 		return
 	}
 	p, err := s.cfg.Store.PendingPark(ctx, sess.ConversationID)
 	if errors.Is(err, runtime.ErrNotFound) || (err == nil && p.Type != runtime.ParkInteraction) {
-		noPending()
+		c.send(noPendingEvent(f))
 		return
 	}
 	if err != nil {
@@ -270,7 +270,7 @@ func (c *conn) resolve(ctx context.Context, f *frame, sess *runtime.Session, p *
 		return
 	}
 	if !ok {
-		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("no interaction is awaiting submission for session '%s'", f.SessionID)))
+		c.send(noPendingEvent(f))
 		return
 	}
 	c.send(immediate(f.RequestID, 200, message, ack))
@@ -310,13 +310,8 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'sessionId'"))
 		return
 	}
-	sess, ok, err := c.session(ctx, f.SessionID)
-	if err != nil {
-		c.internalError(f.RequestID, err, "load session")
-		return
-	}
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
 	if !ok {
-		c.send(errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
 		return
 	}
 	limit := f.Limit
@@ -359,15 +354,13 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "confirm_tool_action requires a boolean 'approved'"))
 		return
 	}
-	noPending := func() {
-		c.send(errorEvent(f.RequestID, codeNoPendingConfirm,
-			fmt.Sprintf("no tool action is awaiting confirmation for session '%s'", f.SessionID)))
-	}
+	noPending := errorEvent(f.RequestID, codeNoPendingConfirm,
+		fmt.Sprintf("no tool action is awaiting confirmation for session '%s'", f.SessionID))
 	c.mu.Lock()
 	t := c.active
 	c.mu.Unlock()
 	if t == nil || t.parkType != runtime.ParkConfirmation || t.session.ID != f.SessionID {
-		noPending()
+		c.send(noPending)
 		return
 	}
 	p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkResolved)
@@ -376,7 +369,7 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 		return
 	}
 	if !ok {
-		noPending()
+		c.send(noPending)
 		return
 	}
 	message := "Tool action rejected"
