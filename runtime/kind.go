@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -209,27 +208,22 @@ func (k *kindImpl[S, V]) Validate(spec *Spec, values json.RawMessage) (json.RawM
 
 // decodeValues checks values against the Values schema and decodes them.
 // Values that break the schema as sent get one chance to be rewritten by
-// the rules' NormalizeValues (a lenient form the kind accepts); values that
-// pass it are decoded straight from their bytes.
+// the rules' NormalizeValues (a lenient form the kind accepts). The bytes
+// are parsed once; the checked tree is copied into the struct.
 func (k *kindImpl[S, V]) decodeValues(values json.RawMessage) (*V, []FieldError) {
 	raw, err := decodeAny(values)
 	if err != nil {
 		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
 	}
-	if k.values.Validate(raw) == nil {
-		var v V
-		if err := json.Unmarshal(values, &v); err != nil {
-			return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
+	if k.values.Validate(raw) != nil {
+		raw = k.rules.NormalizeValues(raw)
+		if err := k.values.Validate(raw); err != nil {
+			var errs []FieldError
+			schemaErrors(err, func(loc []string, msg string) {
+				errs = append(errs, FieldError{Field: k.rules.ErrorField(raw, loc), Message: msg})
+			})
+			return nil, errs
 		}
-		return &v, nil
-	}
-	raw = k.rules.NormalizeValues(raw)
-	if err := k.values.Validate(raw); err != nil {
-		var errs []FieldError
-		schemaErrors(err, func(loc []string, msg string) {
-			errs = append(errs, FieldError{Field: k.rules.ErrorField(raw, loc), Message: msg})
-		})
-		return nil, errs
 	}
 	v, err := decodeTyped[V](raw)
 	if err != nil {
@@ -255,27 +249,12 @@ func (k *kindImpl[S, V]) Fallback(spec Spec, reason string) string {
 
 // decodeAny reads one JSON value, numbers kept exact, and rejects trailing
 // data.
-func decodeAny(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return v, nil
-}
+func decodeAny(data []byte) (any, error) { return parse(data) }
 
 // decodeTyped converts a schema-valid generic value into its struct.
 func decodeTyped[T any](v any) (*T, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
 	var t T
-	if err := json.Unmarshal(b, &t); err != nil {
+	if err := fill(&t, v); err != nil {
 		return nil, err
 	}
 	return &t, nil

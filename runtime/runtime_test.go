@@ -93,8 +93,8 @@ func TestParseRaise(t *testing.T) {
 		"blank reason":    {args: `{"topic":"cats","reason":"  "}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
 		"null reason":     {args: `{"topic":"cats","reason":null}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
 		"empty arguments": {args: ``, err: "invalid arguments for request_note: topic: this field is required. Fix the arguments and call the tool again."},
-		"not JSON":        {args: `{"topic":`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected EOF. Fix the arguments and call the tool again."},
-		"trailing data":   {args: `{"topic":"a"} {}`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected data after the JSON value. Fix the arguments and call the tool again."},
+		"not JSON":        {args: `{"topic":`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected end of JSON input at offset 9. Fix the arguments and call the tool again."},
+		"trailing data":   {args: `{"topic":"a"} {}`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected data after the JSON value at offset 14. Fix the arguments and call the tool again."},
 		"not an object":   {args: `["cats"]`, err: "invalid arguments for request_note: arguments must be a JSON object. Fix the arguments and call the tool again."},
 		"reason a number": {args: `{"topic":"cats","reason":5}`, err: "invalid arguments for request_note: reason: must be a string. Fix the arguments and call the tool again."},
 		"every schema error": {args: `{"topic":"too long","tags":["a",1,"c"],"x":true}`,
@@ -147,7 +147,7 @@ func TestValidate(t *testing.T) {
 		"schema errors":   {spec: &raise.Spec, values: `{"text":"","more":1}`, normalizes: true, errs: []runtime.FieldError{{Field: "values", Message: "unknown field 'more'"}, {Field: "text", Message: "must be at least 1 character long"}}},
 		"missing":         {spec: &raise.Spec, values: `{}`, normalizes: true, errs: []runtime.FieldError{{Field: "text", Message: "this field is required"}}},
 		"wrong type":      {spec: &raise.Spec, values: `"text"`, normalizes: true, errs: []runtime.FieldError{{Field: "values", Message: "must be an object, not string"}}},
-		"not JSON":        {spec: &raise.Spec, values: `{"text":`, errs: []runtime.FieldError{{Field: "values", Message: "invalid values shape: unexpected EOF"}}},
+		"not JSON":        {spec: &raise.Spec, values: `{"text":`, errs: []runtime.FieldError{{Field: "values", Message: "invalid values shape: unexpected end of JSON input at offset 8"}}},
 		"bad stored spec": {spec: &runtime.Spec{JSON: json.RawMessage(`{"topic":7}`)}, values: `{"text":"a"}`, errs: []runtime.FieldError{{Field: "values", Message: "the question can no longer be checked: load note spec: json: cannot unmarshal number into Go struct field noteSpec.topic of type string"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
