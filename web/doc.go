@@ -1,0 +1,35 @@
+// Package web is kindkit's browser client: a chat page that speaks the
+// protocol over /ws and draws every interaction kind of the catalog.
+//
+// Handler serves three things:
+//
+//   - GET / — the chat page (static/index.html, app.js and style.css, plain
+//     HTML, CSS and JavaScript embedded in the binary: no build step, no
+//     external network or CDN);
+//   - GET /static/… — those assets;
+//   - GET /kinds — the catalog as JSON, one entry per kind:
+//     {name, capability, toolName, toolSchema, valuesSchema}. toolSchema is
+//     the raise tool's parameters; valuesSchema is the kind's $defs/Values
+//     with every local $ref inlined, so a client can draw a form from it.
+//
+// ValuesSchema is that inlining on its own, for other tools.
+//
+// A server mounts the handler beside the protocol endpoints:
+//
+//	mux.Handle("/ws", srv)
+//	mux.Handle("/healthz", srv)
+//	mux.Handle("/", web.Handler(catalog))
+//
+// The page connects to ws(s)://<same host>/ws, declares in supports the
+// capabilities of its own cards (choice_chips, identity_form) and of every
+// kind in /kinds (its generic form draws any kind from valuesSchema), and
+// keeps the conversationId in localStorage, so a reload resumes the
+// conversation and shows a parked card again. A choices raise becomes chips
+// with an "Other" box per question, an identity_intake raise a contact form,
+// and any other kind a form generated from its Values schema, so a new kind
+// works in the browser without new JavaScript.
+//
+// The page passes ?token= and ?agent= from its own URL on to the socket
+// (the bearer token) and to create_conversation_session (the agentId,
+// default "web").
+package web

@@ -1,0 +1,1086 @@
+// kindkit chat: a plain-JavaScript client of the smooth-operator protocol.
+// It talks to /ws on the host that served it, draws a card for every
+// interaction kind (its own for choices and identity_intake, a form built
+// from /kinds' valuesSchema for any other) and resumes its conversation
+// after a reload.
+"use strict";
+
+(() => {
+  const STORE_KEY = "kindkit.conversationId";
+  const params = new URLSearchParams(location.search);
+  const agentId = params.get("agent") || "web";
+  const token = params.get("token");
+
+  // Cards drawn by their own code; every other kind gets the generic form.
+  const CARDS = {
+    choices: { capability: "choice_chips", render: renderChoices, title: choicesTitle },
+    identity_intake: { capability: "identity_form", render: renderIdentity, title: () => "Your contact details" },
+  };
+
+  const FRIENDLY = {
+    INTERNAL_ERROR: "Something went wrong on the server. Please try again.",
+    TURN_IN_PROGRESS: "The assistant is still working on your last message. Answer its card or wait for the reply, then send again.",
+    SESSION_NOT_FOUND: "The session was lost. Reconnecting…",
+    NO_PENDING_INTERACTION: "This card is no longer waiting for an answer.",
+    INTERACTION_MISMATCH: "This card is out of date.",
+    STORAGE_ERROR: "The conversation could not be read. Please try again.",
+    UNSUPPORTED_ACTION: "The server does not understand this request.",
+  };
+
+  const el = {
+    log: document.getElementById("log"),
+    empty: document.getElementById("empty"),
+    status: document.getElementById("status"),
+    notice: document.getElementById("notice"),
+    composer: document.getElementById("composer"),
+    message: document.getElementById("message"),
+    send: document.getElementById("send"),
+    fresh: document.getElementById("new-conversation"),
+    announcer: document.getElementById("announcer"),
+  };
+
+  const state = {
+    ws: null,
+    sessionId: null,
+    conversationId: load(),
+    kinds: new Map(), // name → /kinds entry
+    turns: new Map(), // turn requestId → turn
+    cards: new Map(), // interactionId → card
+    confirms: new Map(), // confirm requestId → confirmation card
+    active: null, // requestId of the running turn
+    pending: new Map(), // requestId → what it was for ("create", "history")
+    seq: 0,
+    uid: 0,
+    retry: 500,
+    retryTimer: 0,
+    historyShown: false,
+  };
+
+  // ---- small helpers ------------------------------------------------------
+
+  function h(tag, attrs, ...kids) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid === null || kid === undefined || kid === false) continue;
+      node.append(kid instanceof Node ? kid : String(kid));
+    }
+    return node;
+  }
+
+  const uid = (p) => `${p}-${++state.uid}`;
+  const nextId = (p) => `${p}-${Date.now().toString(36)}-${++state.seq}`;
+
+  function load() {
+    try { return localStorage.getItem(STORE_KEY); } catch { return null; }
+  }
+  function save(id) {
+    try { if (id) localStorage.setItem(STORE_KEY, id); else localStorage.removeItem(STORE_KEY); } catch { /* private mode */ }
+  }
+
+  function humanize(key) {
+    const s = String(key).replace(/[_-]+/g, " ").replace(/([a-z0-9])([A-Z])/g, "$1 $2").trim().toLowerCase();
+    return s ? s[0].toUpperCase() + s.slice(1) : String(key);
+  }
+
+  // sentence capitalises a validator message and ends it with a period.
+  function sentence(text) {
+    // The validators write for the model too: say "decline" for declined=true.
+    const t = String(text || "").trim().replace(/,? or declined=true/g, ", or decline the card");
+    if (!t) return t;
+    return t[0].toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? "" : ".");
+  }
+
+  function announce(text) {
+    el.announcer.textContent = "";
+    setTimeout(() => { el.announcer.textContent = text; }, 30);
+  }
+
+  function readable(err) {
+    if (!err) return "Something went wrong.";
+    return FRIENDLY[err.code] || err.message || "Something went wrong.";
+  }
+
+  function showNotice(text) {
+    el.notice.textContent = text || "";
+    el.notice.hidden = !text;
+  }
+
+  // keepScrolled runs fn and keeps the log pinned to its end if it was.
+  function keepScrolled(fn) {
+    const log = el.log;
+    const pinned = log.scrollHeight - log.scrollTop - log.clientHeight < 96;
+    const out = fn();
+    if (pinned) log.scrollTop = log.scrollHeight;
+    return out;
+  }
+
+  function append(node) {
+    el.empty.hidden = true;
+    keepScrolled(() => el.log.append(node));
+  }
+
+  // ---- connection ---------------------------------------------------------
+
+  function setStatus(s, text) {
+    el.status.dataset.state = s;
+    el.status.textContent = text;
+  }
+
+  function wsURL() {
+    const u = new URL("/ws", location.href);
+    u.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+    u.search = "";
+    if (token) u.searchParams.set("token", token);
+    return u.href;
+  }
+
+  function supports() {
+    const set = new Set(Object.values(CARDS).map((c) => c.capability));
+    for (const k of state.kinds.values()) if (k.capability) set.add(k.capability);
+    return [...set];
+  }
+
+  function connect() {
+    clearTimeout(state.retryTimer);
+    setStatus("connecting", "Connecting…");
+    let ws;
+    try {
+      ws = new WebSocket(wsURL());
+    } catch {
+      scheduleReconnect();
+      return;
+    }
+    state.ws = ws;
+    ws.addEventListener("open", () => {
+      state.retry = 500;
+      createSession();
+    });
+    ws.addEventListener("message", (ev) => {
+      let m;
+      try { m = JSON.parse(ev.data); } catch { return; }
+      try { handle(m); } catch (e) { console.error("kindkit: cannot handle", m, e); }
+    });
+    ws.addEventListener("close", () => {
+      if (state.ws !== ws) return;
+      state.ws = null;
+      state.sessionId = null;
+      connectionLost();
+      scheduleReconnect();
+    });
+  }
+
+  function scheduleReconnect() {
+    setStatus("offline", "Offline — reconnecting…");
+    clearTimeout(state.retryTimer);
+    state.retryTimer = setTimeout(connect, state.retry);
+    state.retry = Math.min(state.retry * 2, 10000);
+  }
+
+  function send(frame) {
+    if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return false;
+    state.ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  function createSession() {
+    const f = { action: "create_conversation_session", requestId: nextId("create"), agentId, supports: supports() };
+    if (state.conversationId) f.conversationId = state.conversationId;
+    state.pending.set(f.requestId, "create");
+    send(f);
+  }
+
+  // connectionLost ends what the old socket was streaming; parked cards
+  // stay open, since the server keeps their park and shows them again.
+  function connectionLost() {
+    for (const t of state.turns.values()) {
+      if (t.done || t.parked) continue;
+      finishTurn(t, "Connection lost — this reply may be incomplete.");
+    }
+    for (const c of state.cards.values()) {
+      if (c.state === "sending") c.setState("open");
+    }
+    state.active = null;
+    updateComposer();
+  }
+
+  function updateComposer() {
+    const online = !!state.sessionId;
+    const turn = state.active && state.turns.get(state.active);
+    el.send.disabled = !online || !!state.active;
+    el.message.placeholder = turn && turn.parked ? "Answer the card above, or decline it…" : "Write a message…";
+    if (!online) el.send.title = "Not connected";
+    else if (state.active) el.send.title = "Wait for the reply, or answer the card";
+    else el.send.removeAttribute("title");
+  }
+
+  // ---- events -------------------------------------------------------------
+
+  function handle(m) {
+    switch (m.type) {
+      case "immediate_response": return onImmediate(m);
+      case "stream_token": return onToken(m);
+      case "stream_chunk": return onChunk(m);
+      case "interaction_required": return onInteraction(m);
+      case "interaction_invalid": return onInvalid(m);
+      case "write_confirmation_required": return onConfirmation(m);
+      case "eventual_response": return onEventual(m);
+      case "cancelled": return onCancelled(m);
+      case "error": return onError(m);
+      default: return undefined; // pong, keepalive, stream_preamble, stream_reasoning…
+    }
+  }
+
+  function onImmediate(m) {
+    const what = state.pending.get(m.requestId);
+    const d = m.data || {};
+    if (what === "create") {
+      state.pending.delete(m.requestId);
+      const resumed = !!state.conversationId && state.conversationId === d.conversationId;
+      if (state.conversationId && !resumed) {
+        addNote("The previous conversation is no longer available; this is a new one.");
+      }
+      state.sessionId = d.sessionId;
+      state.conversationId = d.conversationId;
+      save(d.conversationId);
+      for (const c of state.cards.values()) c.sessionId = d.sessionId;
+      setStatus("online", "Online");
+      showNotice("");
+      updateComposer();
+      if (resumed && !state.historyShown) loadHistory();
+      state.historyShown = true;
+      return;
+    }
+    if (what === "history") {
+      state.pending.delete(m.requestId);
+      showHistory(d.messages || []);
+      return;
+    }
+    if (what === "confirm") {
+      state.pending.delete(m.requestId);
+      const c = state.confirms.get(m.requestId);
+      if (c) c.close(d.approved ? "Approved" : "Rejected");
+      return;
+    }
+    if (m.status === 200 && d.interactionId) {
+      const card = state.cards.get(d.interactionId);
+      if (card) card.close(d.declined ? "declined" : "answered");
+    }
+  }
+
+  function loadHistory() {
+    const rid = nextId("history");
+    state.pending.set(rid, "history");
+    send({ action: "get_conversation_messages", requestId: rid, sessionId: state.sessionId, limit: 50 });
+  }
+
+  // showHistory puts the stored messages (newest first on the wire) above
+  // whatever this page already shows.
+  function showHistory(messages) {
+    if (!messages.length) return;
+    const box = h("div", { class: "history" });
+    for (const msg of [...messages].reverse()) {
+      const text = (msg.content && msg.content.text) || "";
+      if (msg.direction === "inbound") box.append(userBubble(text));
+      else box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, h("p", { class: "text", text })));
+    }
+    el.empty.hidden = true;
+    el.log.insertBefore(box, el.empty.nextSibling);
+    el.log.scrollTop = el.log.scrollHeight;
+  }
+
+  function userBubble(text) {
+    return h("article", { class: "msg user", "aria-label": "You" }, h("p", { class: "text", text }));
+  }
+
+  function addNote(text) {
+    append(h("p", { class: "note", text }));
+  }
+
+  // ---- turns --------------------------------------------------------------
+
+  function turnFor(rid) {
+    let t = state.turns.get(rid);
+    if (t) return t;
+    const node = h("article", { class: "msg assistant", "aria-label": "Assistant", "data-request-id": rid });
+    const typing = h("p", { class: "typing", "aria-label": "The assistant is writing" }, h("span"), h("span"), h("span"));
+    node.append(typing);
+    t = { rid, el: node, typing, seg: null, text: "", done: false, parked: false, tools: [] };
+    state.turns.set(rid, t);
+    append(node);
+    return t;
+  }
+
+  // put adds node to the turn's bubble, before the typing dots.
+  function put(t, node) {
+    keepScrolled(() => {
+      if (t.typing.parentNode === t.el) t.el.insertBefore(node, t.typing);
+      else t.el.append(node);
+    });
+  }
+
+  function onToken(m) {
+    const t = state.turns.get(m.requestId);
+    if (!t || t.done) return;
+    const tok = m.token ?? (m.data && m.data.token) ?? "";
+    if (!tok) return;
+    if (!t.seg || t.seg.nextSibling !== t.typing) {
+      t.seg = h("p", { class: "text" });
+      put(t, t.seg);
+    }
+    keepScrolled(() => { t.seg.textContent += tok; });
+    t.text += tok;
+  }
+
+  function onChunk(m) {
+    const t = state.turns.get(m.requestId);
+    if (!t || t.done) return;
+    const raw = (m.data && m.data.state && m.data.state.rawResponse) || {};
+    const name = m.node || (m.data && m.data.node) || "tool";
+    if (raw.toolCall) {
+      const tool = toolLine(name, raw.toolCall.arguments);
+      t.tools.push(tool);
+      // A raise tool's call arrives after its card: show it above the card.
+      const card = [...state.cards.values(), ...(t.confirm ? [t.confirm] : [])]
+        .find((c) => c.turn === t && c.toolName === name && !c.callShown);
+      if (card) {
+        card.callShown = true;
+        if (card.state === "open" || card.state === "sending") tool.waiting();
+        card.tool = tool;
+        keepScrolled(() => t.el.insertBefore(tool.el, card.el));
+      } else {
+        put(t, tool.el);
+      }
+    } else if (raw.toolResult) {
+      const r = raw.toolResult;
+      let tool = [...t.tools].reverse().find((x) => x.name === name && !x.finished);
+      if (!tool) {
+        tool = toolLine(name, undefined);
+        t.tools.push(tool);
+        put(t, tool.el);
+      }
+      tool.finish(r.result, r.isError);
+    }
+  }
+
+  function toolLine(name, args) {
+    const label = h("span", { class: "tool-state", text: "running" });
+    const body = h("div", { class: "tool-body" });
+    if (args !== undefined) body.append(h("p", { class: "tool-h", text: "Arguments" }), h("pre", { text: JSON.stringify(args, null, 2) }));
+    const node = h("details", { class: "tool", "data-tool": name, "data-state": "running" },
+      h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }), " ", h("span", { class: "tool-name", text: name }), " · ", label),
+      body);
+    const tool = {
+      name, el: node, finished: false,
+      waiting() {
+        node.dataset.state = "waiting";
+        label.textContent = "waiting for your answer";
+      },
+      resumed() {
+        if (node.dataset.state !== "waiting") return;
+        node.dataset.state = "running";
+        label.textContent = "running";
+      },
+      finish(result, isError) {
+        tool.finished = true;
+        node.dataset.state = isError ? "failed" : "done";
+        label.textContent = isError ? "failed" : "done";
+        let shown = result;
+        try { shown = JSON.stringify(JSON.parse(result), null, 2); } catch { /* plain text */ }
+        body.append(h("p", { class: "tool-h", text: "Result" }), h("pre", { text: shown ?? "" }));
+      },
+    };
+    return tool;
+  }
+
+  function finishTurn(t, note, isError) {
+    if (t.done) return;
+    t.done = true;
+    t.parked = false;
+    t.typing.remove();
+    if (note) t.el.append(h("p", { class: isError ? "turn-error" : "turn-note", role: isError ? "alert" : null, text: note }));
+    for (const c of state.cards.values()) {
+      if (c.turn === t && (c.state === "open" || c.state === "sending")) c.close("closed");
+    }
+    if (state.active === t.rid) state.active = null;
+    updateComposer();
+  }
+
+  function onEventual(m) {
+    const t = state.turns.get(m.requestId);
+    if (!t) return;
+    const parts = (m.data && m.data.data && m.data.data.response && m.data.data.response.responseParts) || [];
+    const full = parts.join("");
+    if (!t.text && full) {
+      put(t, h("p", { class: "text", text: full }));
+      t.text = full;
+    }
+    finishTurn(t);
+    if (t.text) announce("Assistant: " + t.text.slice(0, 400));
+  }
+
+  function onCancelled(m) {
+    const t = state.turns.get(m.requestId);
+    if (t) finishTurn(t, "Stopped.");
+  }
+
+  function onError(m) {
+    const err = m.error || (m.data && m.data.error) || {};
+    const rid = m.requestId;
+    const what = rid ? state.pending.get(rid) : undefined;
+    if (what) state.pending.delete(rid);
+    if (what === "create") {
+      showNotice("Could not start the conversation: " + readable(err));
+      return;
+    }
+    if (what === "history") return; // the history is a nicety
+    if (what === "confirm") {
+      const c = state.confirms.get(rid);
+      if (c) c.fail(readable(err));
+      return;
+    }
+    const card = [...state.cards.values()].find((c) => c.state === "sending" && c.rid === rid);
+    if (card) {
+      if (err.code === "NO_PENDING_INTERACTION" || err.code === "INTERACTION_MISMATCH") {
+        card.close("closed", readable(err));
+        if (card.turn && !card.turn.done && state.active === card.turn.rid) {
+          state.active = null;
+          updateComposer();
+        }
+      } else {
+        card.setState("open");
+        card.generalError(readable(err));
+      }
+      return;
+    }
+    const t = rid && state.turns.get(rid);
+    if (t && !t.done) {
+      finishTurn(t, readable(err), true);
+      if (err.code === "SESSION_NOT_FOUND") reconnectNow();
+      return;
+    }
+    showNotice(readable(err));
+  }
+
+  function reconnectNow() {
+    const ws = state.ws;
+    state.ws = null;
+    state.sessionId = null;
+    if (ws) ws.close();
+    connect();
+  }
+
+  // ---- sending ------------------------------------------------------------
+
+  el.composer.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = el.message.value.trim();
+    if (!text || !state.sessionId || state.active) return;
+    const rid = nextId("msg");
+    if (!send({ action: "send_message", requestId: rid, sessionId: state.sessionId, message: text, stream: true })) return;
+    append(userBubble(text));
+    state.active = rid;
+    turnFor(rid);
+    el.message.value = "";
+    autosize();
+    updateComposer();
+  });
+
+  el.message.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      el.composer.requestSubmit();
+    }
+  });
+
+  function autosize() {
+    el.message.style.height = "auto";
+    el.message.style.height = Math.min(el.message.scrollHeight, 160) + "px";
+  }
+  el.message.addEventListener("input", autosize);
+
+  el.fresh.addEventListener("click", () => {
+    save(null);
+    state.conversationId = null;
+    state.turns.clear();
+    state.cards.clear();
+    state.confirms.clear();
+    state.active = null;
+    state.historyShown = true;
+    for (const node of [...el.log.children]) if (node !== el.empty) node.remove();
+    el.empty.hidden = false;
+    showNotice("");
+    reconnectNow();
+    el.message.focus();
+  });
+
+  // ---- cards --------------------------------------------------------------
+
+  function onInteraction(m) {
+    const d = (m.data && m.data.data) || {};
+    if (!d.interactionId) return;
+    const rid = m.requestId;
+    const existing = state.cards.get(d.interactionId);
+    const t = turnFor(rid);
+    t.parked = true;
+    t.done = false;
+    state.active = rid;
+    updateComposer();
+    if (existing) {
+      // The same card again, after a reconnect: keep what was typed.
+      existing.rid = rid;
+      existing.sessionId = state.sessionId;
+      if (existing.state !== "open") existing.setState("open");
+      return;
+    }
+    const card = buildCard(d, rid, t);
+    state.cards.set(d.interactionId, card);
+    t.el.dataset.parked = "true";
+    put(t, card.el);
+    t.seg = null;
+    const a = document.activeElement;
+    const focusWasIdle = !a || a === document.body || a === el.message || a === el.send;
+    card.el.scrollIntoView({ block: "nearest" });
+    if (focusWasIdle) card.heading.focus({ preventScroll: true });
+    announce("The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
+  }
+
+  function onInvalid(m) {
+    const d = (m.data && m.data.data) || {};
+    const card = state.cards.get(d.interactionId) || [...state.cards.values()].find((c) => c.state === "sending");
+    if (!card) return;
+    card.setState("open");
+    card.showErrors(d.errors || [], d.message || "Some fields need attention.");
+  }
+
+  function buildCard(d, rid, turn) {
+    const kind = d.kind;
+    const info = state.kinds.get(kind);
+    const own = CARDS[kind];
+    const spec = d.spec || {};
+    const headingId = uid("card-title");
+    const heading = h("h2", { class: "card-title", id: headingId, tabindex: "-1" });
+    const generalErr = h("p", { class: "card-error", role: "alert", hidden: true });
+    const submit = h("button", { type: "submit", class: "primary" }, "Submit");
+    const decline = h("button", { type: "button", class: "quiet" }, "Decline");
+    const body = h("div", { class: "card-body" });
+    const form = h("form", { novalidate: true, "aria-labelledby": headingId }, body, generalErr,
+      h("div", { class: "card-actions" }, submit, decline));
+    const status = h("p", { class: "card-status", role: "status", tabindex: "-1" });
+    const reason = d.reason ? h("p", { class: "card-reason", text: "Asked " + d.reason }) : null;
+    const node = h("section", { class: "card", "data-kind": kind, "data-interaction-id": d.interactionId, "data-state": "open", "aria-labelledby": headingId },
+      heading, reason, form, status);
+
+    const card = {
+      id: d.interactionId, kind, rid, turn, sessionId: state.sessionId, el: node, heading, state: "open",
+      toolName: (info && info.toolName) || "request_" + kind, callShown: false,
+      fields: new Map(), // error field → {err, focus, mark}
+      collect: () => ({}),
+      setState(s) {
+        card.state = s;
+        node.dataset.state = s;
+        const busy = s === "sending";
+        submit.disabled = busy;
+        decline.disabled = busy;
+        form.setAttribute("aria-busy", busy ? "true" : "false");
+      },
+      clearErrors() {
+        generalErr.hidden = true;
+        generalErr.textContent = "";
+        for (const f of card.fields.values()) f.mark("");
+      },
+      generalError(text) {
+        generalErr.textContent = text;
+        generalErr.hidden = false;
+      },
+      showErrors(errors, message) {
+        card.clearErrors();
+        const general = [];
+        const byField = new Map();
+        for (const e of errors) {
+          const f = lookupField(card.fields, e.field);
+          if (!f) { general.push(e.field && e.field !== "values" && e.field !== "answers" ? `${e.field}: ${e.message}` : sentence(e.message)); continue; }
+          if (!byField.has(f)) byField.set(f, []);
+          byField.get(f).push(e.message);
+        }
+        for (const [f, msgs] of byField) f.mark(msgs.map(sentence).join(" "));
+        card.generalError([message, ...general].filter(Boolean).join(" "));
+        const first = [...card.fields.values()].find((f) => byField.has(f));
+        if (first) first.focus();
+      },
+      close(how, text) {
+        card.setState(how);
+        turn.parked = false;
+        delete turn.el.dataset.parked;
+        updateComposer();
+        if (card.tool) card.tool.resumed();
+        for (const c of form.querySelectorAll("button, input, select, textarea")) c.disabled = true;
+        generalErr.hidden = true;
+        const label = { answered: "✓ Answered", declined: "Declined", closed: text || "This card is closed." }[how] || how;
+        status.textContent = label;
+        const hadFocus = node.contains(document.activeElement) || document.activeElement === document.body;
+        if (hadFocus) el.message.focus();
+      },
+    };
+    card.setState("open");
+
+    if (own) {
+      heading.textContent = own.title(spec);
+      own.render(card, spec, body);
+    } else {
+      heading.textContent = humanize(kind);
+      renderGeneric(card, spec, info, body);
+    }
+
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      if (card.state !== "open") return;
+      card.clearErrors();
+      let values;
+      try {
+        values = card.collect();
+      } catch (err) {
+        card.generalError(err.message);
+        return;
+      }
+      submitCard(card, { values });
+    });
+    decline.addEventListener("click", () => {
+      if (card.state !== "open") return;
+      card.clearErrors();
+      submitCard(card, { declined: true });
+    });
+    return card;
+  }
+
+  function submitCard(card, extra) {
+    const frame = { action: "submit_interaction", requestId: card.rid, sessionId: state.sessionId || card.sessionId, interactionId: card.id, kind: card.kind, ...extra };
+    if (!state.sessionId || !send(frame)) {
+      card.generalError("Not connected. Try again in a moment.");
+      return;
+    }
+    card.setState("sending");
+  }
+
+  // lookupField finds where an error's field belongs: the exact path, else
+  // its nearest parent (a.b[0].c → a.b[0] → a.b → a).
+  function lookupField(fields, name) {
+    let key = String(name ?? "");
+    while (key) {
+      if (fields.has(key)) return fields.get(key);
+      const cut = Math.max(key.lastIndexOf("."), key.lastIndexOf("["));
+      if (cut <= 0) break;
+      key = key.slice(0, cut);
+    }
+    return null;
+  }
+
+  // errorSlot makes a field's error line and the mark function that fills
+  // it and flags the controls.
+  function errorSlot(controls) {
+    const err = h("p", { class: "field-error", id: uid("err"), hidden: true });
+    const mark = (text) => {
+      err.textContent = text ? text : "";
+      err.hidden = !text;
+      for (const c of controls()) {
+        const ids = (c.getAttribute("aria-describedby") || "").split(" ").filter((x) => x && x !== err.id);
+        if (text) { c.setAttribute("aria-invalid", "true"); ids.push(err.id); } else c.removeAttribute("aria-invalid");
+        if (ids.length) c.setAttribute("aria-describedby", ids.join(" ")); else c.removeAttribute("aria-describedby");
+      }
+    };
+    return { err, mark };
+  }
+
+  function requiredMark() {
+    return [h("span", { class: "req", "aria-hidden": "true", text: " *" }), h("span", { class: "sr-only", text: " (required)" })];
+  }
+
+  // ---- choices ------------------------------------------------------------
+
+  function choicesTitle(spec) {
+    const n = (spec.questions || []).length;
+    return n > 1 ? "A few questions" : "A quick question";
+  }
+
+  function renderChoices(card, spec, body) {
+    const questions = spec.questions || [];
+    const readers = [];
+    for (const q of questions) {
+      const multi = q.multiSelect === true;
+      const hintId = uid("hint");
+      const chips = [];
+      const group = h("div", { class: "chips", role: "group", "aria-label": `Options for ${q.header}`, "aria-describedby": hintId });
+      for (const opt of q.options || []) {
+        const label = typeof opt === "string" ? opt : opt.label;
+        const desc = typeof opt === "string" ? "" : opt.description;
+        const chip = h("button", { type: "button", class: "chip", "aria-pressed": "false", "data-label": label },
+          h("span", { class: "chip-label", text: label }),
+          desc ? h("span", { class: "chip-desc", text: desc }) : null);
+        chip.addEventListener("click", () => {
+          if (card.state !== "open") return;
+          const on = chip.getAttribute("aria-pressed") !== "true";
+          if (on && !multi) for (const c of chips) c.setAttribute("aria-pressed", "false");
+          chip.setAttribute("aria-pressed", on ? "true" : "false");
+        });
+        chips.push(chip);
+        group.append(chip);
+      }
+      const otherId = uid("other");
+      const other = h("input", { type: "text", id: otherId, class: "other", name: `other-${q.header}`, autocomplete: "off", placeholder: "In your own words" });
+      const slot = errorSlot(() => [group, other]);
+      const fs = h("fieldset", { class: "question", "data-header": q.header },
+        h("legend", {}, h("span", { class: "q-header", text: q.header }), h("span", { class: "q-text", text: q.question })),
+        h("p", { class: "hint", id: hintId, text: multi ? "Pick any that apply." : "Pick one." }),
+        group,
+        h("div", { class: "other-row" }, h("label", { for: otherId, text: "Other" }, h("span", { class: "sr-only", text: ` answer for ${q.header}` })), other),
+        slot.err);
+      body.append(fs);
+      card.fields.set(q.header, { err: slot.err, mark: slot.mark, focus: () => (chips[0] || other).focus() });
+      readers.push(() => {
+        const a = { header: q.header, options: chips.filter((c) => c.getAttribute("aria-pressed") === "true").map((c) => c.dataset.label) };
+        if (other.value.trim()) a.other = other.value.trim();
+        return a;
+      });
+    }
+    card.collect = () => ({ answers: readers.map((r) => r()) });
+  }
+
+  // ---- identity_intake -----------------------------------------------------
+
+  const IDENTITY = {
+    name: { label: "Name", type: "text", autocomplete: "name" },
+    email: { label: "Email", type: "email", autocomplete: "email", inputmode: "email" },
+    phone: { label: "Phone", type: "tel", autocomplete: "tel", inputmode: "tel" },
+  };
+
+  function renderIdentity(card, spec, body) {
+    const seen = new Map();
+    for (const f of spec.fields || []) {
+      const key = typeof f === "string" ? f : f.key;
+      const req = typeof f === "string" ? true : f.required !== false;
+      const prev = seen.get(key);
+      if (prev) { prev.required = prev.required || req; continue; }
+      seen.set(key, { key, required: req, label: typeof f === "object" && f.label ? f.label : null });
+    }
+    const inputs = [];
+    if ([...seen.values()].some((f) => f.required)) body.append(h("p", { class: "hint", text: "Fields marked * are required." }));
+    for (const f of seen.values()) {
+      const meta = IDENTITY[f.key] || { label: humanize(f.key), type: "text" };
+      const id = uid("id-" + f.key);
+      const input = h("input", { id, name: f.key, type: meta.type, autocomplete: meta.autocomplete, inputmode: meta.inputmode, "aria-required": f.required ? "true" : null, spellcheck: "false" });
+      const slot = errorSlot(() => [input]);
+      body.append(h("div", { class: "field", "data-field": f.key },
+        h("label", { for: id }, f.label || meta.label, f.required ? requiredMark() : null), input, slot.err));
+      card.fields.set(f.key, { err: slot.err, mark: slot.mark, focus: () => input.focus() });
+      inputs.push([f.key, input]);
+    }
+    card.collect = () => {
+      const v = {};
+      for (const [key, input] of inputs) if (input.value !== "") v[key] = input.value;
+      return v;
+    };
+  }
+
+  // ---- any other kind: a form from its Values schema -----------------------
+
+  // The spec keys a generic card shows as its question, first one wins.
+  const PROMPT_KEYS = ["question", "prompt", "title", "message", "text"];
+
+  function renderGeneric(card, spec, info, body) {
+    if (spec && typeof spec === "object" && !Array.isArray(spec)) {
+      const rest = { ...spec };
+      const key = PROMPT_KEYS.find((k) => typeof rest[k] === "string" && rest[k].trim());
+      if (key) {
+        body.append(h("p", { class: "q-text", text: rest[key] }));
+        delete rest[key];
+      }
+      if (Object.keys(rest).length) body.append(h("div", { class: "spec" }, describe(rest)));
+    }
+    const schema = info && info.valuesSchema;
+    const root = schema ? field(card, schema, "", null, true, 0) : jsonField(card, "", "Answer (JSON)", true);
+    body.append(root.el);
+    card.collect = () => {
+      const v = root.read();
+      return v === undefined ? {} : v;
+    };
+  }
+
+  // describe renders a spec for a person: keys as labels, lists of flat
+  // objects as "a — Pizza" lines, a flat object on one line.
+  function describe(v) {
+    if (v === null || v === undefined) return null;
+    if (Array.isArray(v)) {
+      if (v.every(scalar)) return h("span", { text: v.map(show).join(", ") });
+      return h("ul", {}, v.map((x) => h("li", {}, flat(x) ? Object.values(x).map(show).join(" — ") : describe(x))));
+    }
+    if (typeof v === "object") {
+      if (flat(v)) return h("span", { text: Object.entries(v).map(([k, x]) => `${humanize(k)}: ${show(x)}`).join(" · ") });
+      return h("dl", {}, Object.entries(v).map(([k, x]) => [h("dt", { text: humanize(k) }), h("dd", {}, describe(x))]));
+    }
+    return h("span", { text: show(v) });
+  }
+  const scalar = (x) => x === null || typeof x !== "object";
+  const show = (x) => (x === true ? "yes" : x === false ? "no" : String(x));
+  const flat = (x) => x && typeof x === "object" && !Array.isArray(x) && Object.values(x).every(scalar);
+
+  function typeOf(s) {
+    if (!s || typeof s !== "object") return "any";
+    if ("const" in s) return "const";
+    let t = s.type;
+    if (Array.isArray(t)) t = t.find((x) => x !== "null") || t[0];
+    if (!t && Array.isArray(s.enum) && s.enum.length) t = typeof s.enum[0] === "number" ? "number" : typeof s.enum[0] === "boolean" ? "boolean" : "string";
+    if (!t && s.properties) t = "object";
+    if (!t && s.items) t = "array";
+    return t || "any";
+  }
+
+  const join = (path, key) => (path ? `${path}.${key}` : String(key));
+
+  // field builds the control(s) for one schema at path and returns
+  // {el, read, focus}; read returns undefined for "nothing entered".
+  function field(card, s, path, name, required, depth) {
+    const type = typeOf(s);
+    const label = humanize(name || "value");
+    if (type === "object" && s.properties) return objectField(card, s, path, name, label, required, depth);
+    if (type === "array") return arrayField(card, s, path, label, required, depth);
+    if (type === "const") return { el: h("span", { hidden: true }), read: () => s.const, focus() {} };
+    if (type === "boolean") return boolField(card, s, path, label);
+    if (["string", "number", "integer"].includes(type)) return scalarField(card, s, type, path, label, required);
+    return jsonField(card, path, label + " (JSON)", required, s);
+  }
+
+  function labelled(id, label, required, s) {
+    const kids = [h("label", { for: id }, label, required ? requiredMark() : null)];
+    if (s && s.description) kids.push(h("p", { class: "help", id: id + "-help", text: s.description }));
+    return kids;
+  }
+
+  function register(card, path, slot, focus) {
+    card.fields.set(path || "values", { err: slot.err, mark: slot.mark, focus });
+  }
+
+  function scalarField(card, s, type, path, label, required) {
+    const id = uid("f");
+    let control;
+    const help = s.description ? id + "-help" : null;
+    if (Array.isArray(s.enum)) {
+      control = h("select", { id, name: path, "aria-required": required ? "true" : null, "aria-describedby": help },
+        h("option", { value: "", text: "Choose…" }),
+        s.enum.map((v, i) => h("option", { value: String(i), text: String(v) })));
+    } else if (type === "string") {
+      const long = (s.maxLength || 0) > 200 || s.format === "textarea";
+      const inputType = { email: "email", uri: "url", date: "date", "date-time": "datetime-local", time: "time" }[s.format] || "text";
+      control = long
+        ? h("textarea", { id, name: path, rows: "3", maxlength: s.maxLength, "aria-required": required ? "true" : null, "aria-describedby": help })
+        : h("input", { id, name: path, type: inputType, maxlength: s.maxLength, "aria-required": required ? "true" : null, "aria-describedby": help, autocomplete: "off" });
+    } else {
+      const min = s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum : undefined);
+      const max = s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum : undefined);
+      control = h("input", { id, name: path, type: "number", min, max, step: type === "integer" ? "1" : "any", inputmode: type === "integer" ? "numeric" : "decimal", "aria-required": required ? "true" : null, "aria-describedby": help });
+    }
+    const slot = errorSlot(() => [control]);
+    register(card, path, slot, () => control.focus());
+    const read = () => {
+      if (Array.isArray(s.enum)) return control.value === "" ? undefined : s.enum[Number(control.value)];
+      if (control.value === "") return undefined;
+      if (type === "string") return control.value;
+      const n = Number(control.value);
+      return Number.isFinite(n) ? n : control.value;
+    };
+    return { el: h("div", { class: "field" }, labelled(id, label, required, s), control, slot.err), read, focus: () => control.focus() };
+  }
+
+  function boolField(card, s, path, label) {
+    const id = uid("f");
+    const box = h("input", { id, name: path, type: "checkbox", "aria-describedby": s.description ? id + "-help" : null });
+    if (s.default === true) box.checked = true;
+    const slot = errorSlot(() => [box]);
+    register(card, path, slot, () => box.focus());
+    const el2 = h("div", { class: "field check" }, h("div", { class: "check-row" }, box, h("label", { for: id, text: label })),
+      s.description ? h("p", { class: "help", id: id + "-help", text: s.description }) : null, slot.err);
+    return { el: el2, read: () => box.checked, focus: () => box.focus() };
+  }
+
+  function jsonField(card, path, label, required, s) {
+    const id = uid("f");
+    const area = h("textarea", { id, name: path, rows: "3", class: "mono", spellcheck: "false", "aria-required": required ? "true" : null });
+    const slot = errorSlot(() => [area]);
+    register(card, path, slot, () => area.focus());
+    const read = () => {
+      const text = area.value.trim();
+      if (!text) return undefined;
+      try { return JSON.parse(text); } catch { throw new Error(`${label}: this is not valid JSON.`); }
+    };
+    return { el: h("div", { class: "field" }, labelled(id, label, required, s), area, slot.err), read, focus: () => area.focus() };
+  }
+
+  function objectField(card, s, path, name, label, required, depth) {
+    const req = new Set(Array.isArray(s.required) ? s.required : []);
+    const children = Object.entries(s.properties).map(([key, sub]) => [key, field(card, sub, join(path, key), key, req.has(key), depth + 1)]);
+    const slot = errorSlot(() => []);
+    const first = () => children.length && children[0][1].focus();
+    const wrap = depth === 0
+      ? h("div", { class: "fields" }, children.map(([, c]) => c.el), slot.err)
+      : h("fieldset", { class: "group" }, h("legend", {}, label, required ? requiredMark() : null),
+        s.description ? h("p", { class: "help", text: s.description }) : null, children.map(([, c]) => c.el), slot.err);
+    if (depth === 0) {
+      if (req.size) wrap.prepend(h("p", { class: "hint", text: "Fields marked * are required." }));
+    } else {
+      register(card, path, slot, first);
+    }
+    const read = () => {
+      const out = {};
+      for (const [key, c] of children) {
+        const v = c.read();
+        if (v !== undefined) out[key] = v;
+      }
+      return Object.keys(out).length || required || depth === 0 ? out : undefined;
+    };
+    return { el: wrap, read, focus: first };
+  }
+
+  function arrayField(card, s, path, label, required, depth) {
+    const items = s.items && typeof s.items === "object" ? s.items : {};
+    const itemType = typeOf(items);
+    const helpId = uid("help");
+    const slot = errorSlot(() => [list]);
+    const list = h("div", { class: "items" });
+    const legend = h("legend", {}, label, required ? requiredMark() : null);
+    const wrap = h("fieldset", { class: "group array" }, legend, s.description ? h("p", { class: "help", id: helpId, text: s.description }) : null);
+
+    // A list of enum values: one checkbox each.
+    if (Array.isArray(items.enum)) {
+      const boxes = items.enum.map((v) => {
+        const id = uid("f");
+        const box = h("input", { id, type: "checkbox", name: path, value: String(v) });
+        list.append(h("div", { class: "check-row" }, box, h("label", { for: id, text: String(v) })));
+        return [v, box];
+      });
+      wrap.append(list, slot.err);
+      register(card, path, slot, () => boxes.length && boxes[0][1].focus());
+      const read = () => {
+        const out = boxes.filter(([, b]) => b.checked).map(([v]) => v);
+        return out.length || required ? out : undefined;
+      };
+      return { el: wrap, read, focus: () => boxes.length && boxes[0][1].focus() };
+    }
+
+    // Otherwise repeated rows with Add and Remove.
+    const rows = [];
+    const noun = humanize(label).toLowerCase();
+    const add = h("button", { type: "button", class: "quiet small", text: `Add ${rows.length ? "another" : "one"}` });
+    add.setAttribute("aria-label", `Add to ${label}`);
+    const renumber = () => {
+      rows.forEach((r, i) => {
+        r.remove.setAttribute("aria-label", `Remove ${noun} ${i + 1}`);
+        if (r.legend) r.legend.textContent = `${label} ${i + 1}`;
+      });
+      add.textContent = rows.length ? "Add another" : "Add one";
+    };
+    const addRow = () => {
+      const i = rows.length;
+      const c = field(card, items, `${path}[${i}]`, `${label} ${i + 1}`, false, depth + 1);
+      const remove = h("button", { type: "button", class: "quiet small remove", text: "Remove" });
+      const row = h("div", { class: "item" }, c.el, remove);
+      const r = { c, el: row, remove, legend: c.el.querySelector && c.el.querySelector("legend") };
+      remove.addEventListener("click", () => {
+        const at = rows.indexOf(r);
+        rows.splice(at, 1);
+        row.remove();
+        renumber();
+        (rows[at] || rows[at - 1] || { c: { focus: () => add.focus() } }).c.focus();
+      });
+      rows.push(r);
+      list.append(row);
+      renumber();
+      return r;
+    };
+    add.addEventListener("click", () => addRow().c.focus());
+    const start = Math.max(s.minItems || 0, itemType === "object" ? 0 : 1);
+    for (let i = 0; i < start; i++) addRow();
+    wrap.append(list, h("div", { class: "array-actions" }, add), slot.err);
+    register(card, path, slot, () => (rows[0] ? rows[0].c.focus() : add.focus()));
+    const read = () => {
+      const out = [];
+      for (const r of rows) {
+        const v = r.c.read();
+        if (v !== undefined && !(typeof v === "object" && v && !Array.isArray(v) && !Object.keys(v).length)) out.push(v);
+      }
+      return out.length || required ? out : undefined;
+    };
+    return { el: wrap, read, focus: () => (rows[0] ? rows[0].c.focus() : add.focus()) };
+  }
+
+  // ---- write confirmation (tools gated by confirmTools) --------------------
+
+  function onConfirmation(m) {
+    const d = (m.data && m.data.data) || {};
+    const t = turnFor(m.requestId);
+    t.parked = true;
+    state.active = m.requestId;
+    updateComposer();
+    const headingId = uid("card-title");
+    const heading = h("h2", { class: "card-title", id: headingId, tabindex: "-1", text: "Allow this action?" });
+    const err = h("p", { class: "card-error", role: "alert", hidden: true });
+    const status = h("p", { class: "card-status", role: "status" });
+    const approve = h("button", { type: "button", class: "primary", text: "Approve" });
+    const reject = h("button", { type: "button", class: "quiet", text: "Reject" });
+    const node = h("section", { class: "card", "data-kind": "confirmation", "data-state": "open", "aria-labelledby": headingId },
+      heading, h("p", { class: "card-reason", text: d.actionDescription || `Run ${d.toolId}?` }), err,
+      h("div", { class: "card-actions" }, approve, reject), status);
+    const c = {
+      turn: t, toolName: d.toolId, el: node, callShown: false, state: "open",
+      close(text) {
+        c.state = "answered";
+        if (c.tool) c.tool.resumed();
+        t.parked = false;
+        updateComposer();
+        node.dataset.state = "answered";
+        approve.disabled = reject.disabled = true;
+        status.textContent = text;
+        err.hidden = true;
+      },
+      fail(text) {
+        approve.disabled = reject.disabled = false;
+        err.textContent = text;
+        err.hidden = false;
+      },
+    };
+    const answer = (approved) => {
+      const rid = nextId("confirm");
+      if (!send({ action: "confirm_tool_action", requestId: rid, sessionId: state.sessionId, approved })) {
+        c.fail("Not connected. Try again in a moment.");
+        return;
+      }
+      state.pending.set(rid, "confirm");
+      state.confirms.set(rid, c);
+      approve.disabled = reject.disabled = true;
+    };
+    approve.addEventListener("click", () => answer(true));
+    reject.addEventListener("click", () => answer(false));
+    t.confirm = c;
+    put(t, node);
+    t.seg = null;
+    heading.focus({ preventScroll: true });
+    node.scrollIntoView({ block: "nearest" });
+  }
+
+  // ---- start --------------------------------------------------------------
+
+  async function start() {
+    updateComposer();
+    try {
+      const r = await fetch("/kinds", { headers: { Accept: "application/json" } });
+      if (r.ok) for (const k of await r.json()) state.kinds.set(k.name, k);
+    } catch { /* the built-in cards still work */ }
+    connect();
+  }
+
+  start();
+})();
