@@ -103,6 +103,7 @@ func start(t *testing.T, store string, extra ...string) *proc {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if rest, ok := strings.CutPrefix(sc.Text(), "kindkit listening on "); ok {
+				rest, _, _ = strings.Cut(rest, " ")
 				lines <- rest
 			}
 		}

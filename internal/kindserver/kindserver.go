@@ -21,6 +21,7 @@ import (
 	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/runtime/sqlstore"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/web"
 )
 
 // Run serves until ctx is cancelled, then drains; it returns the exit
@@ -115,9 +116,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	log.Info("serving", "store", redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout)
-	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws\n", ln.Addr())
+	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws (chat page: http://%s/)\n", ln.Addr(), ln.Addr())
 	mux := http.NewServeMux()
-	mux.Handle("/", srv)
+	mux.Handle("/ws", srv)
+	mux.Handle("/healthz", srv)
+	mux.Handle("/", web.Handler(catalog))
 	if *debugStats {
 		mux.HandleFunc("/debug/stats", StatsHandler)
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

@@ -3,7 +3,10 @@ package kindserver
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,4 +61,51 @@ func TestRunAndDrain(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "kindkit listening on ws://127.0.0.1:") {
 		t.Errorf("stdout %q", stdout.String())
 	}
+}
+
+// The chat page, /kinds, /healthz and /ws are served on one port.
+func TestRoutes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan int)
+	go func() { done <- Run(ctx, []string{"-store", "memory", "-addr", "127.0.0.1:0"}, out, io.Discard) }()
+	defer func() { cancel(); <-done }()
+	var base string
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		if _, rest, ok := strings.Cut(out.String(), "(chat page: "); ok {
+			base = strings.TrimSuffix(strings.TrimSpace(rest), ")")
+			break
+		}
+	}
+	if base == "" {
+		t.Fatal("no chat page address printed")
+	}
+	for path, want := range map[string]string{"": "<html", "kinds": `"toolName":"request_choices"`, "healthz": "ok"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET /%s: %d, body lacks %q", path, resp.StatusCode, want)
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
