@@ -316,7 +316,7 @@ func TestValidate(t *testing.T) {
 		"unknown answer field":    {values: `{"answers":[{"header":"Plan","options":["Pro"],"note":"x"}]}`, errs: []runtime.FieldError{fe("Plan", "unknown field 'note'")}},
 		"unknown top-level field": {values: `{"answers":[],"extra":1}`, errs: []runtime.FieldError{fe("values", "unknown field 'extra'")}},
 		"values not an object":    {values: `"Pro"`, errs: []runtime.FieldError{fe("values", "must be an object, not string")}},
-		"values not JSON":         {values: `{"answers":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected EOF")}},
+		"values not JSON":         {values: `{"answers":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected end of JSON input at offset 11")}},
 	}
 	k := newKind(t)
 	raise := mustRaise(t, k, planTopics)

@@ -234,7 +234,7 @@ func TestValidate(t *testing.T) {
 		},
 		"values not an object": {values: `"abc"`, errs: []runtime.FieldError{fe("values", "must be an object, not string")}},
 		"value not a string":   {spec: nameEmailPhone, values: `{"email":5}`, errs: []runtime.FieldError{fe("email", "must be a string, not number")}},
-		"values not JSON":      {values: `{"email":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected EOF")}},
+		"values not JSON":      {values: `{"email":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected end of JSON input at offset 9")}},
 	}
 	k := newKind(t)
 	for name, tt := range tests {
