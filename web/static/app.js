@@ -214,7 +214,7 @@
     const online = !!state.sessionId;
     const turn = state.active && state.turns.get(state.active);
     el.send.disabled = !online || !!state.active;
-    el.message.placeholder = turn && turn.parked ? "Answer the card above, or decline it…" : "Write a message…";
+    el.message.placeholder = turn && turn.parked ? "Answer the card above…" : "Write a message…";
     if (!online) el.send.title = "Not connected";
     else if (state.active) el.send.title = "Wait for the reply, or answer the card";
     else el.send.removeAttribute("title");
