@@ -2,12 +2,20 @@ package server_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/kindkit/kindkit/internal/scenario"
+	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/runtime/memstore"
+	"github.com/kindkit/kindkit/runtime/sqlstore"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -22,26 +30,95 @@ func scenarioDirs(t *testing.T) []string {
 	return dirs
 }
 
+// TestScenarios runs every scenario on each store: parks and history go
+// through the store, so a store that bends the protocol fails here.
 func TestScenarios(t *testing.T) {
-	for _, dir := range scenarioDirs(t) {
-		scenarios, err := scenario.LoadDir(dir)
-		if err != nil {
-			t.Fatalf("%s: %v", dir, err)
+	for _, st := range scenarioStores(t) {
+		t.Run(st.name, func(t *testing.T) {
+			store := st.open(t)
+			for _, dir := range scenarioDirs(t) {
+				runDir(t, dir, store)
+			}
+		})
+	}
+}
+
+type namedStore struct {
+	name string
+	open func(t *testing.T) runtime.Store
+}
+
+// scenarioStores are memory, SQLite, and PostgreSQL when
+// KINDKIT_TEST_POSTGRES names a server (required under CI=true). One
+// database per store serves every scenario: each scenario works in
+// conversations of its own.
+func scenarioStores(t *testing.T) []namedStore {
+	stores := []namedStore{
+		{"memory", func(t *testing.T) runtime.Store { return memstore.New() }},
+		{"sqlite", func(t *testing.T) runtime.Store {
+			return openSQL(t, "sqlite:"+filepath.Join(t.TempDir(), "kindkit.db"))
+		}},
+	}
+	if dsn := os.Getenv("KINDKIT_TEST_POSTGRES"); dsn != "" {
+		stores = append(stores, namedStore{"postgres", func(t *testing.T) runtime.Store { return openSQL(t, freshPostgres(t, dsn)) }})
+	} else if os.Getenv("CI") == "true" {
+		t.Fatal("KINDKIT_TEST_POSTGRES is not set: CI must start PostgreSQL (scripts/postgres.sh)")
+	}
+	return stores
+}
+
+func openSQL(t *testing.T, dsn string) runtime.Store {
+	t.Helper()
+	s, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// freshPostgres creates a database for this test and drops it after.
+func freshPostgres(t *testing.T, base string) string {
+	t.Helper()
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("kk_scenarios_%d", time.Now().UnixNano())
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if admin, err := sql.Open("pgx", base); err == nil {
+			admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+			admin.Close()
 		}
-		if len(scenarios) == 0 {
-			t.Fatalf("%s: no scenarios", dir)
-		}
-		for _, sc := range scenarios {
-			t.Run(filepath.Base(dir)+"/"+filepath.Base(sc.File), func(t *testing.T) {
-				runScenario(t, sc)
-			})
-		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func runDir(t *testing.T, dir string, store runtime.Store) {
+	t.Helper()
+	scenarios, err := scenario.LoadDir(dir)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	for _, sc := range scenarios {
+		t.Run(filepath.Base(dir)+"/"+filepath.Base(sc.File), func(t *testing.T) {
+			runScenario(t, sc, store)
+		})
 	}
 }
 
 // runScenario boots a fresh server (in-memory store, no auth) with the
 // scenario's script and tools on a real port, and runs it on one socket.
-func runScenario(t *testing.T, sc *scenario.Scenario) {
+func runScenario(t *testing.T, sc *scenario.Scenario, store runtime.Store) {
 	t.Helper()
 	if len(sc.Server.Knowledge) > 0 {
 		t.Fatal("server.knowledge (citations) is not supported by kindkit")
@@ -54,7 +131,7 @@ func runScenario(t *testing.T, sc *scenario.Scenario) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Model: model, ConfirmTools: sc.Server.ConfirmTools}
+	cfg := server.Config{Model: model, ConfirmTools: sc.Server.ConfirmTools, Store: store}
 	for _, tool := range sc.Server.Tools {
 		params := tool.Parameters
 		if len(params) == 0 {
