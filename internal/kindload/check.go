@@ -1,6 +1,7 @@
 package kindload
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -15,6 +16,10 @@ import (
 //   - after the submit, its 200 ack comes before any stream_chunk,
 //     stream_token or eventual_response;
 //   - the turn has exactly one terminal event, and nothing after it.
+//
+// Besides, the raise's toolResult after the submit must be the submitted
+// payload ({"status":"submitted",…}), not isError and not another outcome
+// (no_response, declined): anything else is an error.
 //
 // Feed it every event read after send_message, and call Submitted when
 // submit_interaction has been written. keepalive and pong events are
@@ -163,6 +168,14 @@ func (c *Checker) afterSubmit(ev *Event) error {
 		case raw.ToolResult != nil:
 			if raw.ToolResult.IsError {
 				return errors.New("toolResult with isError true")
+			}
+			if c.Kind != "" && raw.ToolResult.Name == "request_"+c.Kind {
+				var p struct {
+					Status string `json:"status"`
+				}
+				if json.Unmarshal([]byte(raw.ToolResult.Result), &p) != nil || p.Status != "submitted" {
+					return fmt.Errorf("the raise's toolResult is not the submitted payload (status %q)", p.Status)
+				}
 			}
 			return nil
 		case raw.ToolCall != nil:

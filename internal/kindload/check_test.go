@@ -14,7 +14,7 @@ const (
 	park      = `{"type":"interaction_required","requestId":"T","data":{"requestId":"T","data":{"interactionId":"i1","kind":"choices"}}}`
 	call      = `{"type":"stream_chunk","requestId":"T","node":"request_choices","data":{"requestId":"T","node":"request_choices","state":{"rawResponse":{"toolCall":{"name":"request_choices","arguments":{}}}}}}`
 	ack200    = `{"type":"immediate_response","requestId":"T","status":200,"message":"Interaction submitted","data":{"sessionId":"s","interactionId":"i1"}}`
-	result    = `{"type":"stream_chunk","requestId":"T","node":"request_choices","data":{"requestId":"T","node":"request_choices","state":{"rawResponse":{"toolResult":{"name":"request_choices","isError":false,"result":"{}"}}}}}`
+	result    = `{"type":"stream_chunk","requestId":"T","node":"request_choices","data":{"requestId":"T","node":"request_choices","state":{"rawResponse":{"toolResult":{"name":"request_choices","isError":false,"result":"{\"status\":\"submitted\",\"values\":{}}"}}}}}`
 	token     = `{"type":"stream_token","requestId":"T","token":"Hi ","data":{"requestId":"T","token":"Hi "}}`
 	eventual  = `{"type":"eventual_response","requestId":"T","status":200,"data":{"requestId":"T","status":200,"data":{"messageId":"m"}}}`
 	internal  = `{"type":"error","requestId":"T","error":{"code":"INTERNAL_ERROR","message":"Internal error processing the request."},"data":{"error":{"code":"INTERNAL_ERROR","message":"Internal error processing the request."}}}`
@@ -87,6 +87,9 @@ func TestCheckerOrder(t *testing.T) {
 		{name: "another turn's event",
 			frames: []string{ack202, strings.ReplaceAll(park, `"T"`, `"U"`)},
 			err:    `requestId "U"`},
+		{name: "the turn resumes with another outcome",
+			frames: []string{ack202, park, call, submit, ack200, strings.Replace(result, `submitted`, `no_response`, 1)},
+			err:    `not the submitted payload (status "no_response")`},
 		{name: "a resumed stream before the submit",
 			frames: []string{ack202, park, call, result},
 			err:    "toolResult stream_chunk before the submit"},

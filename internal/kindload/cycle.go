@@ -18,8 +18,10 @@ type Config struct {
 	Cycles          int           // cycle mode: cycles in all; 0 = no bound (with Duration)
 	Duration        time.Duration // cycle mode: stop starting cycles after this; 0 = no bound
 	Hold            int           // hold mode: parks to hold
-	DialConcurrency int           // hold mode: sessions parked or resumed at once
+	Reconnect       int           // reconnect mode: sessions to park, drop and resume
+	DialConcurrency int           // hold and reconnect modes: sessions parked or resumed at once
 	Settle          time.Duration // hold mode: longest wait for the server to let go
+	After           time.Duration // hold mode: shortest wait before measuring what the server kept
 	Timeout         time.Duration // bound on one cycle, or on one park or resume
 	Tail            bool          // ping after eventual_response and check up to the pong
 	PID             int           // server process; 0 = ask /debug/stats

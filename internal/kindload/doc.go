@@ -3,7 +3,7 @@
 // and a canned server that sends the same frames with no logic at all, so
 // that every figure measured against kindkit has its floor.
 //
-// Three modes, chosen by flags (kindload -h lists them all):
+// Four modes, chosen by flags (kindload -h lists them all):
 //
 //   - Cycle mode (the default): -c users run -n cycles in all (or run for
 //     -d). Each cycle opens a fresh socket, creates a session that
@@ -24,8 +24,25 @@
 //     and VmRSS before the first socket and once all N are parked: bytes
 //     and goroutines per parked interaction. Then it submits every park,
 //     waits for each eventual_response, closes every socket, waits up to
-//     -settle for the server to let go, and measures again: what the
+//     -settle for the server to let go (but at least -after, say past
+//     kindserver's -memory-retention), and measures again: what the
 //     server kept after the sessions ended.
+//
+//   - Reconnect mode (-reconnect N, kindkit only: its parks outlive their
+//     socket): parks N sessions as hold mode does, then drops every socket
+//     at once (no close handshake), then for each (-dial-c at a time)
+//     opens a new socket, sends create_conversation_session with the
+//     conversationId and no supports, and expects the reply naming the
+//     same conversation with a new sessionId, then the same
+//     interaction_required again (same interactionId, the original turn's
+//     requestId); it submits the card with the new sessionId and expects
+//     the 200 ack and the rest of the turn up to the eventual_response
+//     with the original requestId. It reports parked, resumed (every step
+//     right), failed with a histogram of the reasons (and, for a reason
+//     caused by a frame, that frame), order violations, and the p50/p99
+//     from writing the resume's create_conversation_session to reading
+//     the card again and from writing submit_interaction to reading
+//     eventual_response.
 //
 //   - Canned floor (-canned ADDR): serves /ws and /debug/stats on ADDR
 //     until SIGINT or SIGTERM. Each connection has kindkit's shape (the
@@ -34,6 +51,7 @@
 //     model produces, with fresh random ids, keeping per connection only
 //     the turn's requestId.
 //
-// scripts/load.sh runs every mode against kindserver and against the
-// canned floor and prints the two side by side.
+// scripts/load.sh runs every mode against kindserver on each store
+// (memory, SQLite, PostgreSQL) and the cycle and hold modes against the
+// canned floor, and prints them side by side.
 package kindload

@@ -10,8 +10,9 @@ type Event struct {
 	Status    int        `json:"status"`
 	Error     *errorBody `json:"error"`
 	Data      struct {
-		SessionID string `json:"sessionId"`
-		Data      struct {
+		SessionID      string `json:"sessionId"`
+		ConversationID string `json:"conversationId"`
+		Data           struct {
 			InteractionID string `json:"interactionId"`
 			Kind          string `json:"kind"`
 		} `json:"data"`
@@ -22,6 +23,8 @@ type Event struct {
 			} `json:"rawResponse"`
 		} `json:"state"`
 	} `json:"data"`
+
+	raw []byte // the frame as read, for failure reports
 }
 
 type errorBody struct {
@@ -32,6 +35,7 @@ type errorBody struct {
 type toolRef struct {
 	Name    string `json:"name"`
 	IsError bool   `json:"isError"`
+	Result  string `json:"result"`
 }
 
 // ParseEvent decodes one text frame.
@@ -40,6 +44,7 @@ func ParseEvent(b []byte) (*Event, error) {
 	if err := json.Unmarshal(b, ev); err != nil {
 		return nil, err
 	}
+	ev.raw = b
 	return ev, nil
 }
 
@@ -60,4 +65,12 @@ func (ev *Event) label() string {
 		}
 	}
 	return ev.Type
+}
+
+// frame is the event's raw frame for a failure report, cut to n bytes.
+func (ev *Event) frame(n int) string {
+	if len(ev.raw) <= n {
+		return string(ev.raw)
+	}
+	return string(ev.raw[:n]) + "…"
 }

@@ -189,14 +189,20 @@ func RunHold(ctx context.Context, cfg Config) (*HoldReport, error) {
 	}
 
 	// Wait for the server to drop to its goroutine count before the first
-	// socket, or for -settle.
+	// socket, or for -settle; but at least -after (say, the server's
+	// retention of finished conversations).
 	start = time.Now()
-	for time.Since(start) < cfg.Settle && ctx.Err() == nil {
-		st, err := fetchStats(ctx, cfg.Addr, false)
-		if err == nil && st.Goroutines <= before.st.Goroutines {
-			break
+	for time.Since(start) < max(cfg.Settle, cfg.After) && ctx.Err() == nil {
+		if time.Since(start) >= cfg.After {
+			st, err := fetchStats(ctx, cfg.Addr, false)
+			if err == nil && st.Goroutines <= before.st.Goroutines {
+				break
+			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	settled := time.Since(start)
 	after, err := takeSnapshot(ctx, cfg, pid)

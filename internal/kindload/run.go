@@ -20,6 +20,11 @@ const usage = `kindload measures a Rich Interactions server (kindkit's kindserve
   kindload -hold N [-addr HOST:PORT] [-json]
       park N sessions on N open sockets, measure the server's memory and
       goroutines per park, resume them all, close, measure what it kept.
+  kindload -reconnect N [-addr HOST:PORT] [-dial-c N] [-json]
+      park N sessions (kindkit only: parks that outlive their socket), drop
+      every socket, then resume each conversation on a new socket: expect
+      the same card again, submit it with the new session, read the rest of
+      the turn.
   kindload -canned HOST:PORT
       serve the same frames with no logic (the floor) until SIGINT/SIGTERM.
 
@@ -46,9 +51,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Cycles, "n", 1000, "cycle mode: cycles in all (with -d: a bound, if given)")
 	fs.DurationVar(&cfg.Duration, "d", 0, "cycle mode: start cycles for this long instead of -n")
 	fs.IntVar(&cfg.Hold, "hold", 0, "hold mode: park `N` sessions, each on its own socket")
-	fs.IntVar(&cfg.DialConcurrency, "dial-c", 50, "hold mode: sessions parked (and resumed) at once")
+	fs.IntVar(&cfg.Reconnect, "reconnect", 0, "reconnect mode: park `N` sessions, drop their sockets, resume each on a new socket")
+	fs.IntVar(&cfg.DialConcurrency, "dial-c", 50, "hold and reconnect modes: sessions parked (and resumed) at once")
 	fs.DurationVar(&cfg.Settle, "settle", 5*time.Second, "hold mode: longest wait after closing for the server's goroutines to go back down")
-	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one cycle (hold mode: on one park, and on one resume)")
+	fs.DurationVar(&cfg.After, "after", 0, "hold mode: shortest wait after closing before measuring what the server kept (e.g. past kindserver's -memory-retention)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one cycle (hold and reconnect modes: on one park, and on one resume)")
 	fs.BoolVar(&cfg.Tail, "tail", false, "after eventual_response, ping and check every event up to the pong (catches events after the terminal one; costs a round trip)")
 	fs.IntVar(&cfg.PID, "pid", 0, "the server's process id (default: the pid /debug/stats reports)")
 	canned := fs.String("canned", "", "serve the canned floor on `host:port` until SIGINT/SIGTERM")
@@ -61,6 +68,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "kindload: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if cfg.Hold < 0 || cfg.Reconnect < 0 {
+		fmt.Fprintln(stderr, "kindload: -hold and -reconnect take a positive count")
+		return 2
+	}
+	if cfg.Hold > 0 && cfg.Reconnect > 0 {
+		fmt.Fprintln(stderr, "kindload: -hold and -reconnect exclude each other")
 		return 2
 	}
 	nSet := false
@@ -91,13 +106,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		failed bool
 		err    error
 	)
-	if cfg.Hold > 0 {
+	switch {
+	case cfg.Reconnect > 0:
+		var r *ReconnectReport
+		r, err = RunReconnect(ctx, cfg)
+		if r != nil {
+			report, failed = r, r.Failed > 0 || r.OrderViolations > 0
+		}
+	case cfg.Hold > 0:
 		var r *HoldReport
 		r, err = RunHold(ctx, cfg)
 		if r != nil {
 			report, failed = r, r.Errors > 0 || r.OrderViolations > 0
 		}
-	} else {
+	default:
 		var r *CycleReport
 		r, err = RunCycles(ctx, cfg)
 		if r != nil {

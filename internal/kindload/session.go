@@ -15,6 +15,7 @@ type session struct {
 	ws        *websocket.Conn
 	id        string // requestId prefix
 	sessionID string
+	convID    string // the conversation the session is bound to
 	chk       Checker
 }
 
@@ -88,7 +89,7 @@ func (s *session) start(ctx context.Context) (time.Duration, error) {
 		case ev.Data.SessionID == "":
 			return 0, failed("create_conversation_session", errors.New("reply without a sessionId"))
 		}
-		s.sessionID = ev.Data.SessionID
+		s.sessionID, s.convID = ev.Data.SessionID, ev.Data.ConversationID
 	}
 
 	s.chk.Turn = s.id + "-turn"
@@ -107,7 +108,7 @@ func (s *session) start(ctx context.Context) (time.Duration, error) {
 			lat = time.Since(start)
 		}
 		if err := s.chk.Event(ev); err != nil {
-			return 0, failed("wait for the park", err)
+			return 0, failed("wait for the park", withFrame(err, ev))
 		}
 	}
 	return lat, nil
@@ -140,7 +141,7 @@ func (s *session) resume(ctx context.Context, tail bool) (time.Duration, error) 
 			lat = time.Since(start)
 		}
 		if err := s.chk.Event(ev); err != nil {
-			return 0, failed("wait for eventual_response", err)
+			return 0, failed("wait for eventual_response", withFrame(err, ev))
 		}
 	}
 	if tail {
@@ -157,7 +158,7 @@ func (s *session) resume(ctx context.Context, tail bool) (time.Duration, error) 
 				break
 			}
 			if err := s.chk.Event(ev); err != nil {
-				return 0, failed("after eventual_response", err)
+				return 0, failed("after eventual_response", withFrame(err, ev))
 			}
 		}
 	}

@@ -37,7 +37,9 @@ type tally struct {
 	ok, errs   int
 	violations int
 	park, done []time.Duration
-	errMsgs    map[string]int // a few kinds of error, with counts
+	cards      []time.Duration   // reconnect mode: resume → interaction_required again
+	errMsgs    map[string]int    // a few kinds of error, with counts
+	examples   map[string]string // for an error kind whose error carries a frame, the first such frame
 	violMsgs   map[string]int
 }
 
@@ -60,6 +62,12 @@ func (t *tally) parked(lat time.Duration) {
 	t.mu.Unlock()
 }
 
+func (t *tally) carded(lat time.Duration) {
+	t.mu.Lock()
+	t.cards = append(t.cards, lat)
+	t.mu.Unlock()
+}
+
 func (t *tally) resumed(lat time.Duration) {
 	t.mu.Lock()
 	t.done = append(t.done, lat)
@@ -73,7 +81,17 @@ func (t *tally) finish(err error, chk *Checker) {
 	defer t.mu.Unlock()
 	if err != nil {
 		t.errs++
-		t.errMsgs = count(t.errMsgs, errorKey(err))
+		key := errorKey(err)
+		t.errMsgs = count(t.errMsgs, key)
+		var fe *frameError
+		if errors.As(err, &fe) {
+			if _, seen := t.examples[key]; !seen && len(t.examples) < maxSamples {
+				if t.examples == nil {
+					t.examples = map[string]string{}
+				}
+				t.examples[key] = fe.frame
+			}
+		}
 	} else {
 		t.ok++
 	}
@@ -83,6 +101,24 @@ func (t *tally) finish(err error, chk *Checker) {
 			t.violMsgs = count(t.violMsgs, v)
 		}
 	}
+}
+
+// frameError is an error caused by one frame: its message stays short (it
+// is counted with alike errors) and the frame is kept as an example.
+type frameError struct {
+	err   error
+	frame string
+}
+
+func (e *frameError) Error() string { return e.err.Error() }
+func (e *frameError) Unwrap() error { return e.err }
+
+// withFrame attaches ev's frame to err.
+func withFrame(err error, ev *Event) error {
+	if err == nil || ev == nil || len(ev.raw) == 0 {
+		return err
+	}
+	return &frameError{err, ev.frame(600)}
 }
 
 // errorKey is an error's message with what varies from socket to socket
