@@ -50,6 +50,7 @@ func (c *conn) serve(ctx context.Context) {
 		c.mu.Lock()
 		t := c.active
 		c.active = nil
+		c.signalIdleLocked()
 		draining := c.draining
 		c.mu.Unlock()
 		if t != nil {
@@ -207,16 +208,20 @@ func (c *conn) drain(ctx context.Context) {
 	c.draining = true
 	t := c.active
 	var idle chan struct{}
+	parkID := ""
 	if t != nil {
 		idle = make(chan struct{})
 		c.idle = idle
+		parkID = t.parkID
 	}
 	c.mu.Unlock()
+	// A running turn finishes; one that parks from now on is handled by
+	// park, which sees draining.
 	if t != nil {
-		if t.parkID != "" {
+		if parkID != "" {
 			if c.srv.cfg.KeepParksOnDrain {
 				c.release(t)
-			} else if p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkExpired); err == nil && ok {
+			} else if p, ok, err := c.srv.cfg.Store.TakePark(ctx, parkID, runtime.ParkExpired); err == nil && ok {
 				c.srv.resume(c, nil, p, c.srv.expiredResult(p))
 			} else {
 				c.release(t)

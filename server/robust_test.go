@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -188,6 +189,88 @@ func TestDrainWhileParked(t *testing.T) {
 	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Errorf("close: %v, want 1001", err)
 	}
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// gateModel raises a card once release is closed, then answers.
+type gateModel struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (g *gateModel) Respond(ctx context.Context, req server.ModelRequest, onText func(string)) (server.ModelResponse, error) {
+	if req.Position == 0 {
+		g.started <- struct{}{}
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return server.ModelResponse{}, ctx.Err()
+		}
+		return server.ModelResponse{Position: 1, ToolCalls: []runtime.ToolCall{{ID: "c1", Name: "request_choices", Arguments: raiseChoices}}}, nil
+	}
+	onText("done")
+	return server.ModelResponse{Position: 2, Text: "done"}, nil
+}
+
+// A turn that parks while the server drains (memory store) cannot wait for
+// anyone: its card resolves no_response at once and the turn finishes
+// before the socket closes.
+func TestDrainWhileTurnParks(t *testing.T) {
+	g := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+	srv, url := startServer(t, server.Config{Model: g})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips"]`)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	c.Expect("immediate_response")
+	<-g.started
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond) // let the drain begin
+	close(g.release)
+	c.Expect("stream_chunk")
+	result, _ := path(c.Expect("stream_chunk")[0], "data", "state", "rawResponse", "toolResult", "result").(string)
+	if !strings.Contains(result, `"status":"no_response"`) {
+		t.Errorf("result while draining: %s", result)
+	}
+	if text, end := c.Turn(); end["type"] != "eventual_response" || text != "done" {
+		t.Errorf("turn ended with %v, %q", end, text)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := c.WS.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("close: %v, want 1001", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// Clients that vanish while their turns run do not hold the drain up.
+func TestDrainWhenClientsVanish(t *testing.T) {
+	g := &gateModel{started: make(chan struct{}, 8), release: make(chan struct{})}
+	srv, url := startServer(t, server.Config{Model: g})
+	for range 5 {
+		c := dial(t, url)
+		sid := create(c, `["choice_chips"]`)
+		c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+		c.Expect("immediate_response")
+		<-g.started
+		c.WS.CloseNow()
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	close(g.release)
 	if err := <-done; err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}

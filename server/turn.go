@@ -355,11 +355,29 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 		return true, nil
 	}
 	t.conn.mu.Lock()
-	if t.conn.active != t {
+	switch {
+	case t.conn.active != t:
 		// Cancelled while parking: the park must not outlive the turn.
 		t.conn.mu.Unlock()
 		store.TakePark(context.Background(), p.ID, runtime.ParkCancelled)
 		return true, nil
+	case t.conn.draining && s.cfg.KeepParksOnDrain:
+		// The process is going away; the park waits in the store for a
+		// client of the next one.
+		t.conn.active = nil
+		t.conn.signalIdleLocked()
+		t.conn.mu.Unlock()
+		return true, nil
+	case t.conn.draining:
+		// The process is going away with its memory: nobody can answer
+		// the card, so the turn goes on without it.
+		t.conn.mu.Unlock()
+		taken, ok, err := store.TakePark(t.ctx, p.ID, runtime.ParkExpired)
+		if err != nil || !ok {
+			return true, err
+		}
+		t.emit(toolCallChunk(t.requestID, p.ToolCall.Name, p.ToolCall.Arguments))
+		return false, t.answer(p.ToolCall, s.expiredResult(taken))
 	}
 	t.parkID, t.parkType = p.ID, p.Type
 	s.mu.Lock()
