@@ -67,14 +67,17 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 			return
 		}
 	}
-	if conv == nil {
+	created := conv == nil
+	if created {
 		conv = &runtime.Conversation{ID: newConversationID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
+		if len(supports) > 0 {
+			conv.Supports = supports
+		}
 		if err := store.CreateConversation(ctx, conv); err != nil {
 			c.internalError(f.RequestID, err, "create conversation")
 			return
 		}
-	}
-	if supports != nil {
+	} else if supports != nil {
 		declared := supports
 		if len(declared) == 0 {
 			declared = nil // an explicit [] clears the set
@@ -90,10 +93,12 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		return
 	}
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
-	if supports != nil {
-		conv.Supports = supports
+	if !created {
+		if supports != nil {
+			conv.Supports = supports
+		}
+		c.reattach(ctx, sess, conv)
 	}
-	c.reattach(ctx, sess, conv)
 }
 
 func sessionData(s *runtime.Session) object {
@@ -232,16 +237,12 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("interaction kind '%s' is not hosted by this server", p.Kind)))
 		return
 	}
-	spec := s.parkedSpec(p.ID)
-	if spec == nil {
-		loaded, err := k.LoadSpec(p.Spec)
-		if err != nil {
-			c.internalError(f.RequestID, err, "load parked spec")
-			return
-		}
-		spec = &loaded
+	spec, err := k.LoadSpec(p.Spec)
+	if err != nil {
+		c.internalError(f.RequestID, err, "load parked spec")
+		return
 	}
-	values, errs := k.Validate(spec, f.Values)
+	values, errs := k.Validate(&spec, f.Values)
 	if len(errs) > 0 {
 		c.send(nested("interaction_invalid", f.RequestID, object{
 			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))

@@ -26,7 +26,12 @@ type turn struct {
 	state     runtime.TurnState
 	parkID    string // set while parked
 	parkType  runtime.ParkKind
-	parkSpec  *runtime.Spec // the parked card's spec, decoded, so a submit need not decode it
+
+	// Read from the store once per run of the turn, then kept up to date
+	// by the turn itself: the conversation (capabilities are read at the
+	// start of a turn) and the model's view of its history.
+	conv *runtime.Conversation
+	log  []*runtime.Message
 }
 
 const (
@@ -103,7 +108,7 @@ func (t *turn) run() {
 		if t.ctx.Err() != nil {
 			return
 		}
-		conv, err := store.Conversation(t.ctx, t.session.ConversationID)
+		conv, err := t.conversation()
 		if err != nil {
 			t.fail(err)
 			return
@@ -132,6 +137,7 @@ func (t *turn) run() {
 				t.fail(err)
 				return
 			}
+			conv.ModelPos = resp.Position
 		}
 		t.state.Text += resp.Text
 		t.state.Usage = t.state.Usage.Add(resp.Usage)
@@ -140,27 +146,63 @@ func (t *turn) run() {
 				resp.ToolCalls[i].ID = "call-" + newUUID()
 			}
 		}
+		var said *runtime.Message
 		if resp.Text != "" || len(resp.ToolCalls) > 0 {
-			err := store.AppendMessages(t.ctx, &runtime.Message{ID: newUUID(), ConversationID: conv.ID,
-				Role: runtime.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, CreatedAt: time.Now().UTC()})
-			if err != nil {
-				t.fail(err)
-				return
-			}
+			said = &runtime.Message{ID: newUUID(), ConversationID: conv.ID,
+				Role: runtime.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, CreatedAt: time.Now().UTC()}
 		}
 		if len(resp.ToolCalls) == 0 {
-			t.complete()
+			t.complete(said)
+			return
+		}
+		if err := t.write(said); err != nil {
+			t.fail(err)
 			return
 		}
 		t.state.Pending = resp.ToolCalls
 	}
 }
 
-// complete stores the reply and sends eventual_response.
-func (t *turn) complete() {
+// conversation is the turn's conversation, read once.
+func (t *turn) conversation() (*runtime.Conversation, error) {
+	if t.conv == nil {
+		conv, err := t.srv.cfg.Store.Conversation(t.ctx, t.session.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		t.conv = conv
+	}
+	return t.conv, nil
+}
+
+// write stores messages and adds them to the model's view of the history.
+func (t *turn) write(msgs ...*runtime.Message) error {
+	if err := t.srv.cfg.Store.AppendMessages(t.ctx, msgs...); err != nil {
+		return err
+	}
+	if t.log != nil {
+		for _, m := range msgs {
+			if m.Role != runtime.RoleReply {
+				t.log = append(t.log, m)
+			}
+		}
+		if extra := len(t.log) - historyLimit; extra > 0 {
+			t.log = t.log[extra:]
+		}
+	}
+	return nil
+}
+
+// complete stores the model's last words and the reply in one write and
+// sends eventual_response.
+func (t *turn) complete(said *runtime.Message) {
 	reply := &runtime.Message{ID: newUUID(), ConversationID: t.session.ConversationID, Role: runtime.RoleReply,
 		Text: t.state.Text, CreatedAt: time.Now().UTC()}
-	if err := t.srv.cfg.Store.AppendMessages(t.ctx, reply); err != nil {
+	msgs := []*runtime.Message{reply}
+	if said != nil {
+		msgs = []*runtime.Message{said, reply}
+	}
+	if err := t.write(msgs...); err != nil {
 		t.fail(err)
 		return
 	}
@@ -180,12 +222,16 @@ func (t *turn) complete() {
 // oldest first, without tool calls that never got a result (a cancelled
 // turn's) so every call the model sees is answered.
 func (t *turn) history() ([]*runtime.Message, error) {
-	msgs, _, err := t.srv.cfg.Store.Messages(t.ctx, t.session.ConversationID,
-		[]runtime.Role{runtime.RoleUser, runtime.RoleAssistant, runtime.RoleTool}, "", historyLimit)
-	if err != nil {
-		return nil, err
+	if t.log == nil {
+		msgs, _, err := t.srv.cfg.Store.Messages(t.ctx, t.session.ConversationID,
+			[]runtime.Role{runtime.RoleUser, runtime.RoleAssistant, runtime.RoleTool}, "", historyLimit)
+		if err != nil {
+			return nil, err
+		}
+		slices.Reverse(msgs)
+		t.log = msgs
 	}
-	slices.Reverse(msgs)
+	msgs := slices.Clone(t.log)
 	answered := map[string]bool{}
 	for _, m := range msgs {
 		if m.Role == runtime.RoleTool {
@@ -290,7 +336,7 @@ func (t *turn) gated(name string) bool {
 
 // answer stores a tool result and emits its chunk.
 func (t *turn) answer(call runtime.ToolCall, r toolResult) error {
-	err := t.srv.cfg.Store.AppendMessages(t.ctx, &runtime.Message{ID: newUUID(), ConversationID: t.session.ConversationID,
+	err := t.write(&runtime.Message{ID: newUUID(), ConversationID: t.session.ConversationID,
 		Role: runtime.RoleTool, Text: r.text, ToolCallID: call.ID, ToolName: call.Name, IsError: r.isError, CreatedAt: time.Now().UTC()})
 	if err != nil {
 		return err
@@ -309,7 +355,7 @@ func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: err.Error(), isError: true})
 	}
-	conv, err := t.srv.cfg.Store.Conversation(t.ctx, t.session.ConversationID)
+	conv, err := t.conversation()
 	if err != nil {
 		return false, err
 	}
@@ -321,7 +367,6 @@ func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: k.Fallback(r.Spec, r.Reason)})
 	}
-	t.parkSpec = &r.Spec
 	return t.park(&runtime.Park{Type: runtime.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
@@ -387,17 +432,6 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 	t.conn.enqueueLocked(toolCallChunk(t.requestID, p.ToolCall.Name, p.ToolCall.Arguments))
 	t.conn.mu.Unlock()
 	return true, nil
-}
-
-// parkedSpec is the decoded spec of park id when its turn is parked in
-// this process.
-func (s *Server) parkedSpec(id string) *runtime.Spec {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t := s.parked[id]; t != nil {
-		return t.parkSpec
-	}
-	return nil
 }
 
 // prompt is the event that shows a park to a person: the card, or the
