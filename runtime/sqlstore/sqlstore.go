@@ -61,8 +61,8 @@ func (d dialect) String() string {
 // Store is safe for concurrent use.
 type Store struct {
 	dialect dialect
-	db      *sql.DB // writes; on PostgreSQL everything
-	rdb     *sql.DB // reads: db, or on a SQLite file a pool of read-only connections
+	db      *pool // writes; on PostgreSQL everything
+	rdb     *pool // reads: db, or on a SQLite file a pool of read-only connections
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -164,11 +164,11 @@ func openSQLite(path string, cfg config) (*Store, error) {
 // sqlDB is a pool of at most n connections that are kept open: a SQLite
 // connection is cheap to keep and dear to open (it parses the schema), and
 // an in-memory database lives only as long as its connection.
-func sqlDB(c driver.Connector, n int) *sql.DB {
+func sqlDB(c driver.Connector, n int) *pool {
 	db := sql.OpenDB(c)
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	return db
+	return newPool(db)
 }
 
 func openPostgres(dsn string) (*Store, error) {
@@ -192,7 +192,8 @@ func openPostgres(dsn string) (*Store, error) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{dialect: dialectPostgres, db: db, rdb: db}, nil
+	p := newPool(db)
+	return &Store{dialect: dialectPostgres, db: p, rdb: p}, nil
 }
 
 // Close closes the database connections.

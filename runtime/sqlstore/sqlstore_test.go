@@ -71,7 +71,7 @@ func adminDB(t testing.TB, dsn string) *sql.DB {
 	}
 	s.db.SetMaxOpenConns(1)
 	t.Cleanup(func() { s.db.Close() })
-	return s.db
+	return s.db.DB
 }
 
 func openT(t testing.TB, dsn string) *Store {
@@ -211,7 +211,7 @@ func TestOpenErrors(t *testing.T) {
 
 func TestSQLitePragmas(t *testing.T) {
 	s := openT(t, sqliteDSN(t))
-	for _, db := range []*sql.DB{s.db, s.rdb} {
+	for _, db := range []*sql.DB{s.db.DB, s.rdb.DB} {
 		var mode string
 		var sync, fk, busy int
 		if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
