@@ -61,8 +61,9 @@ func (d dialect) String() string {
 // Store is safe for concurrent use.
 type Store struct {
 	dialect dialect
-	db      *pool // writes; on PostgreSQL everything
-	rdb     *pool // reads: db, or on a SQLite file a pool of read-only connections
+	db      *pool      // writes; on PostgreSQL everything
+	rdb     *pool      // reads: db, or on a SQLite file a pool of read-only connections
+	commits *committer // SQLite: the group commit every write goes through
 }
 
 var _ runtime.Store = (*Store)(nil)
@@ -146,6 +147,7 @@ func openSQLite(path string, cfg config) (*Store, error) {
 	}
 	s := &Store{dialect: dialectSQLite, db: sqlDB(w, 1)}
 	s.rdb = s.db
+	s.commits = newCommitter(s.db)
 	n := cfg.readers
 	if n == 0 {
 		n = defaultReaders
@@ -153,7 +155,7 @@ func openSQLite(path string, cfg config) (*Store, error) {
 	if !memory && n > 0 {
 		r, err := sqlite.NewConnector(path + sep + params + "&_pragma=query_only(1)")
 		if err != nil {
-			s.db.Close()
+			s.Close()
 			return nil, fmt.Errorf("sqlstore: open sqlite: %w", err)
 		}
 		s.rdb = sqlDB(r, n)
@@ -198,6 +200,9 @@ func openPostgres(dsn string) (*Store, error) {
 
 // Close closes the database connections.
 func (s *Store) Close() error {
+	if s.commits != nil {
+		s.commits.close()
+	}
 	var errs []error
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
@@ -275,7 +280,7 @@ func (s *Store) CreateConversation(ctx context.Context, c *runtime.Conversation)
 	if err != nil {
 		return s.wrap("create conversation", err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO conversations (id, owner, supports, model_pos, created_at) VALUES ($1, $2, $3, $4, $5)`,
+	_, err = s.exec(ctx, `INSERT INTO conversations (id, owner, supports, model_pos, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		c.ID, c.Owner, supports, c.ModelPos, created)
 	if err != nil {
 		return s.wrap("create conversation", err)
@@ -313,9 +318,45 @@ func (s *Store) SetModelPos(ctx context.Context, id string, pos int) error {
 	return s.update(ctx, "set model position", `UPDATE conversations SET model_pos = $2 WHERE id = $1`, id, pos)
 }
 
+// write runs fn as one atomic unit of writes: on SQLite through the group
+// commit, on PostgreSQL in a transaction of its own when atomic (several
+// statements) and on the pool otherwise.
+func (s *Store) write(ctx context.Context, atomic bool, fn func(executor) error) error {
+	if s.commits != nil {
+		return s.commits.run(ctx, fn)
+	}
+	if !atomic {
+		return fn(s.db)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var missed []string
+	if err := fn(txExec{s.db, tx, &missed}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.db.prepare(ctx, missed)
+	return nil
+}
+
+// exec runs one write statement.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := s.write(ctx, false, func(ex executor) (err error) {
+		res, err = ex.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
+}
+
 // update runs a statement that must change one row.
 func (s *Store) update(ctx context.Context, what, query string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, query, args...)
+	res, err := s.exec(ctx, query, args...)
 	if err != nil {
 		return s.wrap(what, err)
 	}
@@ -332,7 +373,7 @@ func (s *Store) update(ctx context.Context, what, query string, args ...any) err
 const sessionCols = `conversation_id, agent_id, agent_name, user_name, contact_email, contact_phone, user_participant_id, agent_participant_id`
 
 func (s *Store) CreateSession(ctx context.Context, x *runtime.Session) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	_, err := s.exec(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		x.ID, x.ConversationID, x.AgentID, x.AgentName, x.UserName, x.ContactEmail, x.ContactPhone, x.UserParticipantID, x.AgentParticipantID)
 	if err != nil {
 		return s.wrap("create session", err)
@@ -388,30 +429,17 @@ func insertMessagesQuery(n int) string {
 // AppendMessages appends msgs in one statement (in one transaction when
 // there are many), so they are stored all or none, in order.
 func (s *Store) AppendMessages(ctx context.Context, msgs ...*runtime.Message) error {
-	if len(msgs) <= insertRows {
-		return s.insertMessages(ctx, s.db, msgs)
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap("append messages", err)
-	}
-	defer tx.Rollback()
-	for i := 0; i < len(msgs); i += insertRows {
-		if err := s.insertMessages(ctx, tx, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
-			return err
+	return s.write(ctx, len(msgs) > insertRows, func(ex executor) error {
+		for i := 0; i < len(msgs); i += insertRows {
+			if err := s.insertMessages(ctx, ex, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
+				return err
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap("append messages", err)
-	}
-	return nil
+		return nil
+	})
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-func (s *Store) insertMessages(ctx context.Context, db execer, msgs []*runtime.Message) error {
+func (s *Store) insertMessages(ctx context.Context, db executor, msgs []*runtime.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -521,31 +549,27 @@ func (s *Store) SavePark(ctx context.Context, p *runtime.Park) error {
 	if err != nil {
 		return s.wrap("save park", err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	err = s.write(ctx, true, func(tx executor) error {
+		// Lock the conversation so that concurrent saves queue up instead
+		// of both missing the other's park and then colliding on the
+		// unique index. (SQLite needs no row lock: it has one writer.)
+		lock := `SELECT 1 FROM conversations WHERE id = $1`
+		if s.dialect == dialectPostgres {
+			lock += ` FOR UPDATE`
+		}
+		var one int
+		if err := tx.QueryRowContext(ctx, lock, p.ConversationID).Scan(&one); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending'`,
+			p.ConversationID, string(runtime.ParkReplaced)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10)`,
+			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, p.Reason, string(call), deadline, string(turn))
+		return err
+	})
 	if err != nil {
-		return s.wrap("save park", err)
-	}
-	defer tx.Rollback()
-	// Lock the conversation so that concurrent saves queue up instead of
-	// both missing the other's park and then colliding on the unique index.
-	// (SQLite needs no row lock: its transactions take the write lock.)
-	lock := `SELECT 1 FROM conversations WHERE id = $1`
-	if s.dialect == dialectPostgres {
-		lock += ` FOR UPDATE`
-	}
-	var one int
-	if err := tx.QueryRowContext(ctx, lock, p.ConversationID).Scan(&one); err != nil {
-		return s.wrap("save park", err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending'`,
-		p.ConversationID, string(runtime.ParkReplaced)); err != nil {
-		return s.wrap("save park", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10)`,
-		p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, p.Reason, string(call), deadline, string(turn)); err != nil {
-		return s.wrap("save park", err)
-	}
-	if err := tx.Commit(); err != nil {
 		return s.wrap("save park", err)
 	}
 	return nil
@@ -586,7 +610,11 @@ func (s *Store) PendingPark(ctx context.Context, id string) (*runtime.Park, erro
 // TakePark is one conditional statement: of concurrent takes, from any
 // number of processes, the database lets exactly one change the row.
 func (s *Store) TakePark(ctx context.Context, id string, state runtime.ParkState) (*runtime.Park, bool, error) {
-	p, err := scanPark(s.db.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(state)))
+	var p *runtime.Park
+	err := s.write(ctx, false, func(ex executor) (err error) {
+		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(state)))
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}

@@ -342,3 +342,39 @@ func BenchmarkParallelSQLite(b *testing.B) {
 		})
 	}
 }
+
+// Concurrent writes share SQLite transactions (group commit); a write that
+// fails is undone alone and the others are committed.
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	s := openT(t, sqliteDSN(t))
+	ctx := context.Background()
+	if err := s.CreateConversation(ctx, &runtime.Conversation{ID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 60)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conv := "c"
+			if i%3 == 0 {
+				conv = "missing"
+			}
+			errs[i] = s.AppendMessages(ctx, &runtime.Message{ID: fmt.Sprint("m", i), ConversationID: conv, Role: runtime.RoleUser, Text: "x"})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if want := i%3 == 0; errors.Is(err, runtime.ErrNotFound) != want || (!want && err != nil) {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	msgs, _, err := s.Messages(ctx, "c", nil, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 40 {
+		t.Errorf("%d messages stored, want 40", len(msgs))
+	}
+}

@@ -69,3 +69,170 @@ func (p *pool) Close() error {
 	p.mu.Unlock()
 	return errors.Join(append(errs, p.DB.Close())...)
 }
+
+// executor is what a write runs its statements on: the pool, a
+// transaction, or the shared transaction of a group commit.
+type executor interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// txExec runs statements in tx with the pool's prepared statements. It
+// never prepares on the pool itself: the transaction may hold the pool's
+// only connection. A query not prepared yet runs as it is and is noted in
+// missed, to be prepared once the transaction is over.
+type txExec struct {
+	p      *pool
+	tx     *sql.Tx
+	missed *[]string
+}
+
+func (e txExec) cached(query string) *sql.Stmt {
+	e.p.mu.Lock()
+	defer e.p.mu.Unlock()
+	st := e.p.stmts[query]
+	if st == nil && e.missed != nil {
+		*e.missed = append(*e.missed, query)
+	}
+	return st
+}
+
+func (e txExec) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := e.cached(query); st != nil {
+		return e.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return e.tx.ExecContext(ctx, query, args...)
+}
+
+func (e txExec) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := e.cached(query); st != nil {
+		return e.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return e.tx.QueryRowContext(ctx, query, args...)
+}
+
+// prepare prepares the queries a transaction ran unprepared.
+func (p *pool) prepare(ctx context.Context, queries []string) {
+	for _, q := range queries {
+		p.stmt(ctx, q) // an error here only means the query stays unprepared
+	}
+}
+
+// committer is SQLite's group commit. SQLite has one writer, and each
+// commit writes its pages to the WAL; under concurrent load most of a
+// write's cost was its own commit. The committer runs the writes that are
+// waiting in one transaction, each inside a savepoint so a failing write
+// is undone alone, and commits once for all of them.
+type committer struct {
+	p       *pool
+	reqs    chan *writeReq
+	done    chan struct{}
+	closing sync.Once
+}
+
+type writeReq struct {
+	ctx context.Context
+	fn  func(executor) error
+	err chan error
+}
+
+const maxBatch = 64
+
+func newCommitter(p *pool) *committer {
+	c := &committer{p: p, reqs: make(chan *writeReq), done: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// run waits for its write to be committed (or to fail). It does not give
+// up when ctx ends once the write has started, so a caller never believes
+// a committed write failed.
+func (c *committer) run(ctx context.Context, fn func(executor) error) error {
+	r := &writeReq{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	select {
+	case c.reqs <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-r.err
+}
+
+func (c *committer) close() {
+	c.closing.Do(func() { close(c.reqs) })
+	<-c.done
+}
+
+func (c *committer) loop() {
+	defer close(c.done)
+	for first := range c.reqs {
+		batch := []*writeReq{first}
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-c.reqs:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		c.commit(batch)
+	}
+}
+
+func (c *committer) commit(batch []*writeReq) {
+	ctx := context.Background()
+	errs := make([]error, len(batch))
+	tx, err := c.p.BeginTx(ctx, nil)
+	if err != nil {
+		for _, r := range batch {
+			r.err <- err
+		}
+		return
+	}
+	var missed []string
+	ex := txExec{c.p, tx, &missed}
+	if len(batch) == 1 {
+		// Alone, the write is the transaction: no savepoint needed.
+		r := batch[0]
+		err := r.ctx.Err()
+		if err == nil {
+			err = r.fn(ex)
+		}
+		if err != nil {
+			tx.Rollback()
+		} else {
+			err = tx.Commit()
+		}
+		r.err <- err
+		c.p.prepare(ctx, missed)
+		return
+	}
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := ex.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			errs[i] = err
+			continue
+		}
+		if errs[i] = r.fn(ex); errs[i] != nil {
+			ex.ExecContext(ctx, "ROLLBACK TO w")
+		}
+		ex.ExecContext(ctx, "RELEASE w")
+	}
+	if err := tx.Commit(); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	for i, r := range batch {
+		r.err <- errs[i]
+	}
+	c.p.prepare(ctx, missed)
+}
