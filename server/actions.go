@@ -92,6 +92,10 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		c.internalError(f.RequestID, err, "create session")
 		return
 	}
+	if c.sessions == nil {
+		c.sessions = map[string]*runtime.Session{}
+	}
+	c.sessions[sess.ID] = sess
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
 	if !created {
 		if supports != nil {
@@ -111,10 +115,16 @@ func sessionData(s *runtime.Session) object {
 }
 
 // session loads a session; ok is false when it does not exist or its
-// conversation is not visible to this connection.
+// conversation is not visible to this connection. Sessions this connection
+// created are not read again: only their contact fields change later, and
+// nothing here reads those.
 func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, error) {
 	if id == "" {
 		return nil, false, nil
+	}
+	if s, ok := c.sessions[id]; ok {
+		cp := *s // created here, so visible here
+		return &cp, true, nil
 	}
 	s, err := c.srv.cfg.Store.Session(ctx, id)
 	if errors.Is(err, runtime.ErrNotFound) {

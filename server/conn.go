@@ -16,8 +16,9 @@ import (
 type conn struct {
 	srv       *Server
 	ws        *websocket.Conn
-	auth      bool      // tokens are checked: conversations are scoped to their owner
-	principal Principal // zero when anonymous
+	auth      bool                        // tokens are checked: conversations are scoped to their owner
+	principal Principal                   // zero when anonymous
+	sessions  map[string]*runtime.Session // the sessions this connection created, read by its reader only
 
 	mu       sync.Mutex
 	queue    [][]byte
