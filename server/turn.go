@@ -46,8 +46,20 @@ func (s *Server) newTurn(c *conn, sess *runtime.Session, state runtime.TurnState
 	return &turn{srv: s, conn: c, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state}
 }
 
-// start runs the turn on its own goroutine.
+// start stores the person's message and runs the turn.
 func (t *turn) start(userMessage *runtime.Message) {
+	t.goRun(func() {
+		if err := t.srv.cfg.Store.AppendMessages(t.ctx, userMessage); err != nil {
+			t.fail(err)
+			return
+		}
+		t.run()
+	})
+}
+
+// goRun runs the turn on its own goroutine; a panic ends the turn with
+// INTERNAL_ERROR, not the process.
+func (t *turn) goRun(fn func()) {
 	t.srv.turns.Add(1)
 	go func() {
 		defer t.srv.turns.Done()
@@ -57,13 +69,7 @@ func (t *turn) start(userMessage *runtime.Message) {
 				t.fail(fmt.Errorf("panic: %v", r))
 			}
 		}()
-		if userMessage != nil {
-			if err := t.srv.cfg.Store.AppendMessages(t.ctx, userMessage); err != nil {
-				t.fail(err)
-				return
-			}
-		}
-		t.run()
+		fn()
 	}()
 }
 
@@ -425,6 +431,10 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 		return false, t.answer(p.ToolCall, s.expiredResult(taken))
 	}
 	t.parkID, t.parkType = p.ID, p.Type
+	// A parked turn holds only what its slot needs: the resume reads the
+	// rest from the store.
+	t.conv, t.log = nil, nil
+	t.cancel()
 	s.mu.Lock()
 	s.parked[p.ID] = t
 	s.mu.Unlock()
@@ -545,15 +555,13 @@ func (s *Server) resume(c *conn, sess *runtime.Session, p *runtime.Park, r toolR
 		}
 		c.mu.Unlock()
 	}
-	s.turns.Add(1)
-	go func() {
-		defer s.turns.Done()
+	t.goRun(func() {
 		if err := t.answer(p.ToolCall, r); err != nil {
 			t.fail(err)
 			return
 		}
 		t.run()
-	}()
+	})
 }
 
 // submitTool is the generic submit_interaction tool of the conversational
