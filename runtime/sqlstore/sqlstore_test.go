@@ -378,3 +378,36 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		t.Errorf("%d messages stored, want 40", len(msgs))
 	}
 }
+
+// Many concurrent cycles on a pool smaller than the concurrency: statements
+// prepared for the first time while transactions hold the connections must
+// not deadlock (kindload found this at c=50 on PostgreSQL).
+func TestConcurrentCyclesSmallPool(t *testing.T) {
+	dsns := map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return sqliteDSN(t) },
+		"postgres": func(t *testing.T) string { return postgresDSN(t) + "&pool_max_conns=2" },
+	}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			s := openT(t, dsn(t))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make(chan error, 40)
+			for i := range 40 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := storetest.Cycle(ctx, s, fmt.Sprint("cycle-", i)); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -20,13 +20,27 @@ func newPool(db *sql.DB) *pool { return &pool{DB: db, stmts: map[string]*sql.Stm
 
 func (p *pool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st, ok := p.stmts[query]; ok {
+	st, ok := p.stmts[query]
+	p.mu.Unlock()
+	if ok {
 		return st, nil
 	}
+	// Prepare without the lock: preparing waits for a free connection,
+	// and the connections may be held by transactions that are looking up
+	// their own statements.
 	st, err := p.DB.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if have, ok := p.stmts[query]; ok {
+		st.Close()
+		return have, nil
+	}
+	if p.stmts == nil { // closed meanwhile
+		st.Close()
+		return nil, sql.ErrConnDone
 	}
 	p.stmts[query] = st
 	return st, nil
