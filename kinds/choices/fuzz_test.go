@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/kindkit/kindkit/kinds/kindtest"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // fuzzSpecs are the specs FuzzValidate picks from by its spec argument; the
@@ -36,13 +35,7 @@ func FuzzValidate(f *testing.F) {
 		f.Add([]byte(seed.values), seed.spec)
 	}
 	k := newKind(f)
-	specs := make([]*runtime.Spec, len(fuzzSpecs))
-	for i, args := range fuzzSpecs {
-		if args != "" {
-			r := mustRaise(f, k, args)
-			specs[i] = &r.Spec
-		}
-	}
+	specs := kindtest.Specs(f, k, fuzzSpecs...)
 	f.Fuzz(func(t *testing.T, values []byte, spec uint8) {
 		s := specs[int(spec)%len(specs)]
 		if out, errs := kindtest.Validate(t, k, s, values); errs == nil {

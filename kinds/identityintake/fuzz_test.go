@@ -38,13 +38,7 @@ func FuzzValidate(f *testing.F) {
 		f.Add([]byte(seed.values), seed.spec)
 	}
 	k := newKind(f)
-	specs := make([]*runtime.Spec, len(fuzzSpecs))
-	for i, args := range fuzzSpecs {
-		if args != "" {
-			r := mustRaise(f, k, args)
-			specs[i] = &r.Spec
-		}
-	}
+	specs := kindtest.Specs(f, k, fuzzSpecs...)
 	f.Fuzz(func(t *testing.T, values []byte, spec uint8) {
 		s := specs[int(spec)%len(specs)]
 		out, errs := kindtest.Validate(t, k, s, values)

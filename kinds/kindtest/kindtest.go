@@ -45,3 +45,21 @@ func Idempotent(t testing.TB, k runtime.Kind, spec *runtime.Spec, canonical json
 		t.Errorf("canonical values change when checked again: %s, then %s", canonical, again)
 	}
 }
+
+// Specs raises each of args on k and returns the specs, nil for "" (the
+// format-only mode of Validate), for a fuzz test to pick from.
+func Specs(t testing.TB, k runtime.Kind, args ...string) []*runtime.Spec {
+	t.Helper()
+	specs := make([]*runtime.Spec, len(args))
+	for i, a := range args {
+		if a == "" {
+			continue
+		}
+		r, err := k.ParseRaise([]byte(a))
+		if err != nil {
+			t.Fatalf("raise %s: %v", a, err)
+		}
+		specs[i] = &r.Spec
+	}
+	return specs
+}
