@@ -8,7 +8,7 @@
 #
 #	export CHROMIUM_PATH="$(scripts/chromium.sh | tail -1)"
 #
-# It needs root (apt-get), as on the project's machines and in CI.
+# Installing needs root, or sudo (apt-get).
 set -euo pipefail
 
 exec 3>&1 1>&2 # fd 3 is the real stdout; the rest goes to stderr
@@ -25,8 +25,13 @@ if [[ ! -x $path ]]; then
 fi
 if [[ ! -x $path ]]; then
 	log "installing Debian's chromium"
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+	sudo=()
+	if [[ $(id -u) -ne 0 ]]; then
+		command -v sudo >/dev/null || { log "not root and no sudo: install chromium by hand"; exit 1; }
+		sudo=(sudo)
+	fi
+	"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y chromium
 	if [[ ! -x $path ]]; then
 		log "apt-get installed chromium but $path is missing"
 		exit 1

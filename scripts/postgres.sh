@@ -68,7 +68,10 @@ if [[ $(id -u) -eq 0 ]]; then
 fi
 cd / # the postgres user may not be able to read the caller's directory
 
-pgctl() { "${as[@]}" "$bin/pg_ctl" -D "$data" "$@"; }
+# The server must not inherit fd 3: it is the caller's pipe (the
+# "| tail -1" above), and a daemon holding it open would keep the caller
+# waiting for end of file forever.
+pgctl() { "${as[@]}" "$bin/pg_ctl" -D "$data" "$@" 3>&- </dev/null; }
 
 ready() { "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" -d postgres -U postgres; }
 

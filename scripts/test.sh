@@ -6,9 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
-eval "$(scripts/postgres.sh | tail -1)"
-if [ -x scripts/chromium.sh ]; then
-	CHROMIUM_PATH="$(scripts/chromium.sh | tail -1)"
-	export CHROMIUM_PATH
-fi
+# Assignments, not bare substitutions, so that a failed script stops here
+# (set -e and pipefail see the status of an assignment's substitution).
+pgenv=$(scripts/postgres.sh | tail -1)
+eval "$pgenv"
+CHROMIUM_PATH=$(scripts/chromium.sh | tail -1)
+export CHROMIUM_PATH
 go test -race "$@" ./...
