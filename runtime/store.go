@@ -19,6 +19,20 @@ type Conversation struct {
 	CreatedAt time.Time
 }
 
+// ConversationSummary is what a list of conversations shows of each one.
+type ConversationSummary struct {
+	ID           string
+	Title        string    // the text of the first user message; "" before there is one
+	UpdatedAt    time.Time // the latest message time, or the creation time before any message
+	MessageCount int       // user messages and replies: what the person sees
+}
+
+// ConversationFilter selects the conversations ListConversations returns.
+type ConversationFilter struct {
+	Owner string   // the conversations created by this principal…
+	IDs   []string // …unless IDs is non-nil: then exactly these (unknown ones are left out)
+}
+
 // Session is one client's handle on a conversation.
 type Session struct {
 	ID                 string
@@ -128,6 +142,9 @@ type Store interface {
 	// SetSupports replaces the declared capabilities; nil clears them.
 	SetSupports(ctx context.Context, conversationID string, supports []string) error
 	SetModelPos(ctx context.Context, conversationID string, pos int) error
+	// ListConversations returns up to limit conversations matching f, the
+	// most recently updated first (ties by id).
+	ListConversations(ctx context.Context, f ConversationFilter, limit int) ([]ConversationSummary, error)
 
 	CreateSession(ctx context.Context, s *Session) error
 	Session(ctx context.Context, id string) (*Session, error)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kindkit/kindkit/runtime"
 )
@@ -36,6 +37,8 @@ func (c *conn) dispatch(ctx context.Context, data []byte) {
 		c.getMessages(ctx, f)
 	case "confirm_tool_action":
 		c.confirmToolAction(ctx, f)
+	case "list_conversations":
+		c.listConversations(ctx, f)
 	default:
 		c.send(errorEvent(f.RequestID, codeUnsupportedAction, fmt.Sprintf("Unsupported action '%s'", f.Action)))
 	}
@@ -355,6 +358,53 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	}
 	c.send(immediate(f.RequestID, 200, "ConversationMessages", object{"messages": out, "nextCursor": next, "hasMore": more}))
 }
+
+// listConversations lists the caller's conversations, most recently
+// updated first. An authenticated principal gets the conversations it
+// owns. Anonymously a conversation id is the bearer secret, so an anonymous
+// caller gets only the conversations this connection has sessions in,
+// never anyone else's.
+func (c *conn) listConversations(ctx context.Context, f *frame) {
+	filter := runtime.ConversationFilter{Owner: c.principal.Sub}
+	if !c.auth || c.principal.Sub == "" {
+		seen := map[string]bool{}
+		filter.IDs = []string{}
+		for _, s := range c.sessions {
+			if !seen[s.ConversationID] {
+				seen[s.ConversationID] = true
+				filter.IDs = append(filter.IDs, s.ConversationID)
+			}
+		}
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	list, err := c.srv.cfg.Store.ListConversations(ctx, filter, min(limit, 100))
+	if err != nil {
+		c.srv.log.Error("list conversations", "err", err)
+		c.send(errorEvent(f.RequestID, codeStorage, "Failed to list conversations."))
+		return
+	}
+	out := make([]object, len(list))
+	for i, s := range list {
+		out[i] = object{"conversationId": s.ID, "title": conversationTitle(s.Title),
+			"updatedAt": s.UpdatedAt.UTC().Format(time.RFC3339Nano), "messageCount": s.MessageCount}
+	}
+	c.send(immediate(f.RequestID, 200, "Conversations", object{"conversations": out}))
+}
+
+// conversationTitle is the first user message on one line, cut to
+// maxTitleRunes runes.
+func conversationTitle(first string) string {
+	title := strings.Join(strings.Fields(first), " ")
+	if utf8.RuneCountInString(title) <= maxTitleRunes {
+		return title
+	}
+	return strings.TrimSpace(string([]rune(title)[:maxTitleRunes-1])) + "…"
+}
+
+const maxTitleRunes = 80
 
 func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	if f.SessionID == "" {

@@ -1,8 +1,8 @@
 // Package server serves kindkit over WebSocket with the smooth-operator
 // Rich Interactions protocol (../shared/PROTOCOL.md): sessions and
 // conversations, streamed agent turns over a pluggable Model, the raise tool
-// of every kind in a runtime.Catalog, submit_interaction, cancel and the
-// write-confirmation gate.
+// of every kind in a runtime.Catalog, submit_interaction, cancel, the
+// write-confirmation gate and list_conversations.
 //
 // A parked turn is data in a runtime.Store, not a waiting goroutine:
 // resuming it writes the tool result into the stored history and runs the

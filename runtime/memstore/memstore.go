@@ -6,6 +6,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -125,6 +126,54 @@ func (s *Store) SetSupports(_ context.Context, id string, supports []string) err
 
 func (s *Store) SetModelPos(_ context.Context, id string, pos int) error {
 	return s.withConv(id, func(c *conversation) { c.ModelPos = pos })
+}
+
+func (s *Store) ListConversations(_ context.Context, f runtime.ConversationFilter, limit int) ([]runtime.ConversationSummary, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []runtime.ConversationSummary
+	add := func(c *conversation) {
+		sum := runtime.ConversationSummary{ID: c.ID}
+		titled := false
+		for _, m := range c.messages {
+			switch m.Role {
+			case runtime.RoleUser:
+				if !titled {
+					sum.Title, titled = m.Text, true
+				}
+				sum.MessageCount++
+			case runtime.RoleReply:
+				sum.MessageCount++
+			}
+			if m.CreatedAt.After(sum.UpdatedAt) {
+				sum.UpdatedAt = m.CreatedAt
+			}
+		}
+		if sum.UpdatedAt.IsZero() {
+			sum.UpdatedAt = c.CreatedAt
+		}
+		out = append(out, sum)
+	}
+	if f.IDs != nil {
+		for _, id := range f.IDs {
+			if c, ok := s.convs[id]; ok && !slices.ContainsFunc(out, func(x runtime.ConversationSummary) bool { return x.ID == id }) {
+				add(c)
+			}
+		}
+	} else {
+		for _, c := range s.convs {
+			if c.Owner == f.Owner {
+				add(c)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b runtime.ConversationSummary) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), max(limit, 0))], nil
 }
 
 func (s *Store) withConv(id string, f func(*conversation)) error {

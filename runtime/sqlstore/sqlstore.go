@@ -318,6 +318,67 @@ func (s *Store) SetModelPos(ctx context.Context, id string, pos int) error {
 	return s.update(ctx, "set model position", `UPDATE conversations SET model_pos = $2 WHERE id = $1`, id, pos)
 }
 
+// ListConversations computes each summary from the messages: the list is
+// read rarely, while messages are appended on every turn, so it is not
+// kept up to date on the write path.
+func (s *Store) ListConversations(ctx context.Context, f runtime.ConversationFilter, limit int) ([]runtime.ConversationSummary, error) {
+	if f.IDs != nil && len(f.IDs) == 0 {
+		return nil, nil
+	}
+	args := []any{string(runtime.RoleUser), string(runtime.RoleReply), max(limit, 0)}
+	var where strings.Builder
+	if f.IDs == nil {
+		args = append(args, f.Owner)
+		where.WriteString(`c.owner = $4`)
+	} else {
+		where.WriteString(`c.id IN (`)
+		for i, id := range f.IDs {
+			if i > 0 {
+				where.WriteString(", ")
+			}
+			args = append(args, id)
+			where.WriteString("$" + strconv.Itoa(len(args)))
+		}
+		where.WriteString(`)`)
+	}
+	// The outer query orders by the computed time; conversations with no
+	// time at all (NULL) come last in both dialects.
+	q := `SELECT id, title, updated, n FROM (
+	SELECT c.id,
+		COALESCE((SELECT m.text FROM messages m WHERE m.conversation_id = c.id AND m.role = $1 ORDER BY m.seq LIMIT 1), '') AS title,
+		COALESCE((SELECT MAX(m.created_at) FROM messages m WHERE m.conversation_id = c.id), c.created_at) AS updated,
+		(SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.role IN ($1, $2)) AS n
+	FROM conversations c WHERE ` + where.String() + `
+) t ORDER BY updated IS NULL, updated DESC, id LIMIT $3`
+	query := s.rdb.QueryContext
+	if f.IDs != nil {
+		// The text varies with the number of ids: not worth a prepared
+		// statement that the pool would keep for ever.
+		query = s.rdb.DB.QueryContext
+	}
+	rows, err := query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("list conversations", err)
+	}
+	defer rows.Close()
+	var out []runtime.ConversationSummary
+	for rows.Next() {
+		var (
+			sum     runtime.ConversationSummary
+			updated sql.NullInt64
+		)
+		if err := rows.Scan(&sum.ID, &sum.Title, &updated, &sum.MessageCount); err != nil {
+			return nil, s.wrap("list conversations", err)
+		}
+		sum.UpdatedAt = fromNanos(updated)
+		out = append(out, sum)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list conversations", err)
+	}
+	return out, nil
+}
+
 // write runs fn as one atomic unit of writes: on SQLite through the group
 // commit, on PostgreSQL in a transaction of its own when atomic (several
 // statements) and on the pool otherwise.

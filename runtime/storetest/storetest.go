@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) runtime.Store) {
 		f    func(t *testing.T, s runtime.Store)
 	}{
 		{"Conversations", testConversations},
+		{"ListConversations", testListConversations},
 		{"Sessions", testSessions},
 		{"MessagesRoundTrip", testMessagesRoundTrip},
 		{"MessagesPaging", testMessagesPaging},
@@ -181,6 +182,45 @@ func testSessions(t *testing.T, s runtime.Store) {
 		t.Errorf("after SetContact() with nothing (-want +got):\n%s", d)
 	}
 	wantNotFound(t, "SetContact(nope)", s.SetContact(ctx, "nope", "x", "", ""))
+}
+
+func testListConversations(t *testing.T, s runtime.Store) {
+	ctx := context.Background()
+	conv := func(id, owner string, created time.Time, msgs ...*runtime.Message) {
+		must(t, s.CreateConversation(ctx, &runtime.Conversation{ID: id, Owner: owner, CreatedAt: created}))
+		if len(msgs) > 0 {
+			must(t, s.AppendMessages(ctx, msgs...))
+		}
+	}
+	conv("a", "ann", at(0), history("a", 0, 10)...) // users at 0 and 5, replies at 4 and 9
+	conv("b", "ann", at(5))                         // no messages yet
+	conv("c", "bob", at(1), history("c", 0, 2)...)
+	conv("e", "ann", at(0), history("e", 1, 3)...) // the model and a tool only
+	conv("0", "ann", time.Time{})                  // no time at all: last
+	sum := func(id, title string, updated time.Time, n int) runtime.ConversationSummary {
+		return runtime.ConversationSummary{ID: id, Title: title, UpdatedAt: updated, MessageCount: n}
+	}
+	a, b, c, e, z := sum("a", "text 0 ✓", at(9), 4), sum("b", "", at(5), 0), sum("c", "text 0 ✓", at(1), 1), sum("e", "", at(3), 0), sum("0", "", time.Time{}, 0)
+	check := func(name string, f runtime.ConversationFilter, limit int, want ...runtime.ConversationSummary) {
+		t.Helper()
+		got, err := s.ListConversations(ctx, f, limit)
+		must(t, err)
+		if d := cmp.Diff(want, got, opts); d != "" {
+			t.Errorf("%s (-want +got):\n%s", name, d)
+		}
+	}
+	check("ann", runtime.ConversationFilter{Owner: "ann"}, 10, a, b, e, z)
+	check("ann, limit 2", runtime.ConversationFilter{Owner: "ann"}, 2, a, b)
+	check("bob", runtime.ConversationFilter{Owner: "bob"}, 10, c)
+	check("nobody", runtime.ConversationFilter{Owner: "nobody"}, 10)
+	check("anonymous", runtime.ConversationFilter{}, 10)
+	check("limit 0", runtime.ConversationFilter{Owner: "ann"}, 0)
+	check("ids", runtime.ConversationFilter{Owner: "ignored", IDs: []string{"c", "a", "missing", "a"}}, 10, a, c)
+	check("no ids", runtime.ConversationFilter{Owner: "ann", IDs: []string{}}, 10)
+
+	// A new message moves its conversation to the front and counts.
+	must(t, s.AppendMessages(ctx, &runtime.Message{ID: "b-m0", ConversationID: "b", Role: runtime.RoleUser, Text: "first words", CreatedAt: at(20)}))
+	check("after a message", runtime.ConversationFilter{Owner: "ann"}, 10, sum("b", "first words", at(20), 1), a, e, z)
 }
 
 // history is a turn's worth of messages of every role, with every field set
