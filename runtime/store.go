@@ -131,6 +131,17 @@ type TurnState struct {
 	Usage     Usage             `json:"usage"` // usage of the turn's model calls so far
 	Pending   []ToolCall        `json:"pending,omitempty"`
 	Stashed   map[string]string `json:"stashed,omitempty"` // kind → spec raised on the fallback path this turn
+	Citations []Citation        `json:"citations,omitempty"`
+}
+
+// Citation is a knowledge document a turn drew on, as eventual_response
+// lists it.
+type Citation struct {
+	ID      string  `json:"id"`
+	Title   string  `json:"title"`
+	URL     string  `json:"url,omitempty"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
 }
 
 // Store keeps conversations, sessions, messages and parks. Implementations

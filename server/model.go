@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -21,6 +22,9 @@ type ModelRequest struct {
 	Position int
 	History  []*runtime.Message // oldest first: user, assistant and tool messages
 	Tools    []Tool
+	// Knowledge is what Config.Knowledge found for the turn's user
+	// message, best first; the model should ground its answer in it.
+	Knowledge []knowledge.Doc
 }
 
 // ModelResponse is the complete answer of one model call.

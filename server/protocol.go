@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kindkit/kindkit/runtime"
 )
 
 // Error codes of the protocol (PROTOCOL.md §3.8).
@@ -283,6 +285,8 @@ type eventualPayload struct {
 	NeedsEscalation bool          `json:"needsEscalation"`
 	Response        replyResponse `json:"response"`
 	Usage           usage         `json:"usage"`
+	// Citations is present only when the turn drew on knowledge.
+	Citations []runtime.Citation `json:"citations,omitempty"`
 }
 
 type replyResponse struct {

@@ -13,6 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/kindkit/kindkit/internal/scenario"
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/runtime/sqlstore"
@@ -116,13 +117,11 @@ func runDir(t *testing.T, dir string, store runtime.Store) {
 	}
 }
 
-// runScenario boots a fresh server (in-memory store, no auth) with the
-// scenario's script and tools on a real port, and runs it on one socket.
+// runScenario boots a fresh server (no auth) on the given store with the
+// scenario's script, tools and knowledge on a real port, and runs it on one
+// socket.
 func runScenario(t *testing.T, sc *scenario.Scenario, store runtime.Store) {
 	t.Helper()
-	if len(sc.Server.Knowledge) > 0 {
-		t.Fatal("server.knowledge (citations) is not supported by kindkit")
-	}
 	entries := make([]server.ScriptEntry, len(sc.MockLLMScript))
 	for i, e := range sc.MockLLMScript {
 		entries[i] = server.ScriptEntry{Kind: e.Kind, Text: e.Text, Name: e.Name, Arguments: e.Arguments, ID: e.ID}
@@ -132,6 +131,15 @@ func runScenario(t *testing.T, sc *scenario.Scenario, store runtime.Store) {
 		t.Fatal(err)
 	}
 	cfg := server.Config{Model: model, ConfirmTools: sc.Server.ConfirmTools, Store: store}
+	if len(sc.Server.Knowledge) > 0 {
+		docs := make([]knowledge.Doc, len(sc.Server.Knowledge))
+		for i, d := range sc.Server.Knowledge {
+			docs[i] = knowledge.Doc{Source: d.Source, Content: d.Content}
+		}
+		if cfg.Knowledge, err = knowledge.New(docs); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tool := range sc.Server.Tools {
 		params := tool.Parameters
 		if len(params) == 0 {

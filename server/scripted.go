@@ -7,6 +7,7 @@ import (
 	"os"
 	"unicode/utf8"
 
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -93,11 +94,12 @@ func splitRunes(s string, n int) []string {
 }
 
 // ScriptFile is what -script reads: a mockLlmScript array, or a whole
-// scenario file whose server block also names tools.
+// scenario file whose server block also names tools and knowledge.
 type ScriptFile struct {
 	Script       []ScriptEntry
 	Tools        []FixedTool
 	ConfirmTools []string
+	Knowledge    []knowledge.Doc
 }
 
 // LoadScript reads a script file.
@@ -126,7 +128,8 @@ func ParseScript(data []byte) (*ScriptFile, error) {
 				Parameters  json.RawMessage `json:"parameters"`
 				Result      string          `json:"result"`
 			} `json:"tools"`
-			ConfirmTools []string `json:"confirmTools"`
+			ConfirmTools []string        `json:"confirmTools"`
+			Knowledge    []knowledge.Doc `json:"knowledge"`
 		} `json:"server"`
 		Script *[]ScriptEntry `json:"mockLlmScript"`
 	}
@@ -139,7 +142,7 @@ func ParseScript(data []byte) (*ScriptFile, error) {
 	if _, err := NewScripted(*sc.Script); err != nil {
 		return nil, err
 	}
-	f := &ScriptFile{Script: *sc.Script, ConfirmTools: sc.Server.ConfirmTools}
+	f := &ScriptFile{Script: *sc.Script, ConfirmTools: sc.Server.ConfirmTools, Knowledge: sc.Server.Knowledge}
 	for _, t := range sc.Server.Tools {
 		if t.Name == "" {
 			return nil, fmt.Errorf("parse script: a server tool has no name")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -21,6 +22,9 @@ type Config struct {
 	Model        Model
 	Tools        []FixedTool // host tools with fixed results
 	ConfirmTools []string    // a tool whose name contains one of these waits for confirm_tool_action
+	// Knowledge, when set, is searched with each user message: the best
+	// documents go to the model and, as citations, to the client.
+	Knowledge *knowledge.Index
 	// ParkTimeout is how long a park waits before it resolves no_response
 	// (default 24h).
 	ParkTimeout time.Duration

@@ -48,6 +48,7 @@ func (s *Server) newTurn(c *conn, sess *runtime.Session, state runtime.TurnState
 
 // start stores the person's message and runs the turn.
 func (t *turn) start(userMessage *runtime.Message) {
+	t.state.Citations = t.srv.cite(userMessage.Text)
 	t.goRun(func() {
 		if err := t.srv.cfg.Store.AppendMessages(t.ctx, userMessage); err != nil {
 			t.fail(err)
@@ -126,6 +127,7 @@ func (t *turn) run() {
 		}
 		resp, err := t.srv.cfg.Model.Respond(t.ctx, ModelRequest{
 			ConversationID: conv.ID, Position: conv.ModelPos, History: history, Tools: t.tools(conv),
+			Knowledge: t.srv.documents(t.state.Citations),
 		}, func(text string) {
 			if text != "" {
 				t.emit(tokenEvent(t.requestID, text))
@@ -216,7 +218,8 @@ func (t *turn) complete(said *runtime.Message) {
 		MessageID: reply.ID,
 		Response: replyResponse{CustomerHappinessScore: 0.5, NeedsSatisfactionScore: 0.5, ResolutionStatus: "in_progress",
 			ResponseParts: []string{t.state.Text}, SuggestedNextActions: []string{}},
-		Usage: usage{PromptTokens: t.state.Usage.PromptTokens, CompletionTokens: t.state.Usage.CompletionTokens},
+		Usage:     usage{PromptTokens: t.state.Usage.PromptTokens, CompletionTokens: t.state.Usage.CompletionTokens},
+		Citations: t.state.Citations,
 	})
 	if t.conn != nil {
 		t.conn.finish(t, ev)

@@ -5,7 +5,9 @@
 //
 // Every Respond is one streamed POST {BaseURL}/chat/completions:
 //
-//   - The request carries the optional system prompt, then the history in
+//   - The request carries the optional system prompt, the turn's knowledge
+//     documents (each cut to 4000 bytes) as a second system message when
+//     there are any, then the history in
 //     order (user → user message; assistant → assistant message with its
 //     text and tool_calls; tool → tool message with tool_call_id), every
 //     offered tool as a function tool whose parameters are the tool's JSON

@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/server"
 )
@@ -176,6 +177,24 @@ func (m *Model) Respond(ctx context.Context, req server.ModelRequest, onText fun
 	}
 }
 
+// maxDocBytes bounds each document in the prompt, so a large knowledge
+// file cannot crowd out the conversation.
+const maxDocBytes = 4000
+
+// knowledgePrompt presents the turn's knowledge documents to the model.
+func knowledgePrompt(docs []knowledge.Doc) string {
+	var b strings.Builder
+	b.WriteString("Reference documents found for the visitor's message. Ground your answer in them when they are relevant; do not invent what they do not say.")
+	for _, d := range docs {
+		content := d.Content
+		if len(content) > maxDocBytes {
+			content = strings.ToValidUTF8(content[:maxDocBytes], "") + " …"
+		}
+		fmt.Fprintf(&b, "\n\n[%s]\n%s", d.Source, content)
+	}
+	return b.String()
+}
+
 // params builds the request body.
 func (m *Model) params(req server.ModelRequest) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{
@@ -184,6 +203,9 @@ func (m *Model) params(req server.ModelRequest) (oai.ChatCompletionNewParams, er
 	}
 	if m.system != "" {
 		p.Messages = append(p.Messages, oai.SystemMessage(m.system))
+	}
+	if len(req.Knowledge) > 0 {
+		p.Messages = append(p.Messages, oai.SystemMessage(knowledgePrompt(req.Knowledge)))
 	}
 	for i, msg := range req.History {
 		if msg == nil {

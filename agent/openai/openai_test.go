@@ -13,9 +13,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/server"
 )
@@ -152,6 +154,29 @@ func TestStreamsText(t *testing.T) {
 	}
 	if got := f.Header(0).Get("Authorization"); got != "Bearer "+testKey {
 		t.Errorf("Authorization = %q", got)
+	}
+}
+
+// The turn's knowledge reaches the model as a system message after the
+// system prompt, each document under its source and cut to a bounded size.
+func TestKnowledgeInThePrompt(t *testing.T) {
+	f := NewFakeServer(t, Stream(TextChunk("ok"), FinishChunk("stop")))
+	m, _ := newModel(t, f.URL, func(*Config) {})
+	req := userRequest("refund?")
+	req.Knowledge = []knowledge.Doc{{Source: "returns.md", Content: "Returns within 30 days."}, {Source: "big.md", Content: strings.Repeat("é", 3000)}}
+	if _, _, err := respond(t.Context(), m, req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := at(t, f.Request(t, 0), "messages").([]any)
+	if len(msgs) != 3 || at(t, msgs, 1, "role") != "system" || at(t, msgs, 2, "role") != "user" {
+		t.Fatalf("messages = %v", msgs)
+	}
+	prompt := at(t, msgs, 1, "content").(string)
+	if !strings.Contains(prompt, "[returns.md]\nReturns within 30 days.") || !strings.Contains(prompt, "[big.md]\n") {
+		t.Errorf("knowledge prompt = %q", prompt)
+	}
+	if big := prompt[strings.Index(prompt, "[big.md]"):]; len(big) > 4100 || !utf8.ValidString(big) || !strings.HasSuffix(big, " …") {
+		t.Errorf("the big document is not cut cleanly: %d bytes, valid %v", len(big), utf8.ValidString(big))
 	}
 }
 

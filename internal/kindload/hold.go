@@ -190,25 +190,27 @@ func RunHold(ctx context.Context, cfg Config) (*HoldReport, error) {
 
 	// Wait for the server to drop to its goroutine count before the first
 	// socket, or for -settle; but at least -after (say, the server's
-	// retention of finished conversations).
+	// retention of finished conversations). The snapshot that ends the wait
+	// is the one reported: a separate check and measurement disagreed when
+	// a stats request's own connection came and went between them.
 	start = time.Now()
-	for time.Since(start) < max(cfg.Settle, cfg.After) && ctx.Err() == nil {
+	var after snapshot
+	for {
 		if time.Since(start) >= cfg.After {
-			st, err := fetchStats(ctx, cfg.Addr, false)
-			if err == nil && st.Goroutines <= before.st.Goroutines {
+			if after, err = takeSnapshot(ctx, cfg, pid); err != nil {
+				return nil, err
+			}
+			if after.st.Goroutines <= before.st.Goroutines || time.Since(start) >= max(cfg.Settle, cfg.After) {
 				break
 			}
 		}
 		select {
 		case <-ctx.Done():
+			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	settled := time.Since(start)
-	after, err := takeSnapshot(ctx, cfg, pid)
-	if err != nil {
-		return nil, err
-	}
 
 	r := &HoldReport{Mode: "hold", Addr: cfg.Addr, Hold: cfg.Hold, Parked: parked, Resumed: len(t.done),
 		Errors: t.errs, OrderViolations: t.violations, ServerPID: pid,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kindkit/kindkit/agent/openai"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/runtime/sqlstore"
@@ -38,6 +39,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	retention := fs.Duration("memory-retention", time.Hour, "with -store memory: forget a conversation unused this long (and without a pending card)")
 	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live: `memory`, sqlite:PATH or postgres://…")
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
+	knowledgeDir := fs.String("knowledge", "", "search the .md and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	verbose := fs.Bool("v", false, "log debug messages")
@@ -92,6 +94,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Model, _ = server.NewScripted(f.Script)
 		cfg.Tools, cfg.ConfirmTools = f.Tools, f.ConfirmTools
+		if len(f.Knowledge) > 0 {
+			if cfg.Knowledge, err = knowledge.New(f.Knowledge); err != nil {
+				log.Error("load script", "file", *script, "err", err)
+				return 1
+			}
+		}
 	case "openai":
 		m, err := openai.New(openai.Config{BaseURL: *openaiURL, Model: *openaiModel, APIKey: os.Getenv("OPENAI_API_KEY"), System: *system, Logger: log})
 		if err != nil {
@@ -103,6 +111,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		log.Error("unknown -model (want demo, scripted or openai)", "model", *modelName)
 		return 2
+	}
+	if *knowledgeDir != "" {
+		if cfg.Knowledge != nil {
+			log.Error("-knowledge and a script's server.knowledge both give knowledge; use one")
+			return 2
+		}
+		if cfg.Knowledge, err = knowledge.LoadDir(*knowledgeDir); err != nil {
+			log.Error("load knowledge", "err", err)
+			return 1
+		}
+		log.Info("knowledge", "dir", *knowledgeDir, "documents", cfg.Knowledge.Len())
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

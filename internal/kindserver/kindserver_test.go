@@ -5,12 +5,16 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/internal/wstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,6 +33,8 @@ func TestFlags(t *testing.T) {
 		"missing script":     {[]string{"-store", "memory", "-script", "/nonexistent.json"}, 1, "load script"},
 		"bad openai url":     {[]string{"-store", "memory", "-model", "openai", "-openai-base-url", "ftp://x"}, 2, "base URL"},
 		"bad address":        {[]string{"-store", "memory", "-addr", "256.0.0.1:1"}, 1, "listen"},
+		"missing knowledge":  {[]string{"-store", "memory", "-knowledge", "/nonexistent"}, 1, "load knowledge"},
+		"knowledge twice":    {[]string{"-store", "memory", "-knowledge", "/tmp", "-script", "testdata/knowledge-script.json"}, 2, "use one"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -63,23 +69,57 @@ func TestRunAndDrain(t *testing.T) {
 	}
 }
 
-// The chat page, /kinds, /healthz and /ws are served on one port.
-func TestRoutes(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	done := make(chan int)
-	go func() { done <- Run(ctx, []string{"-store", "memory", "-addr", "127.0.0.1:0"}, out, io.Discard) }()
-	defer func() { cancel(); <-done }()
-	var base string
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
-		if _, rest, ok := strings.Cut(out.String(), "(chat page: "); ok {
-			base = strings.TrimSuffix(strings.TrimSpace(rest), ")")
-			break
+// Knowledge from -knowledge DIR, or from a script's server.knowledge,
+// reaches the turns: eventual_response cites the matching document.
+func TestKnowledge(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"returns.md": "Returns are free within 30 days.", "hours.txt": "Open 9 to 5."} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if base == "" {
-		t.Fatal("no chat page address printed")
+	for name, args := range map[string][]string{
+		"-knowledge": {"-store", "memory", "-knowledge", dir, "-script", "testdata/text-script.json"},
+		"script":     {"-store", "memory", "-script", "testdata/knowledge-script.json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			base := serve(t, args...)
+			c := wstest.Dial(t, "ws"+strings.TrimPrefix(base, "http")+"ws")
+			c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a"}`)
+			sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
+			c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"are returns free?"}`)
+			c.Expect("immediate_response")
+			_, ev := c.Turn()
+			cites, _ := wstest.Path(ev, "data", "data", "citations").([]any)
+			if len(cites) == 0 || wstest.Path(cites[0], "id") != "returns.md" {
+				t.Errorf("citations %v, want returns.md first", cites)
+			}
+		})
 	}
+}
+
+// serve runs kindserver with args on a free port until the test ends and
+// returns the chat page's address (http://host:port/).
+func serve(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	errs := &syncBuffer{}
+	done := make(chan int)
+	go func() { done <- Run(ctx, append(args, "-addr", "127.0.0.1:0"), out, errs) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		if _, rest, ok := strings.Cut(out.String(), "(chat page: "); ok {
+			return strings.TrimSuffix(strings.TrimSpace(rest), ")")
+		}
+	}
+	t.Fatalf("no chat page address printed; stderr:\n%s", errs.String())
+	return ""
+}
+
+// The chat page, /kinds, /healthz and /ws are served on one port.
+func TestRoutes(t *testing.T) {
+	base := serve(t, "-store", "memory")
 	for path, want := range map[string]string{"": "<html", "kinds": `"toolName":"request_choices"`, "healthz": "ok"} {
 		resp, err := http.Get(base + path)
 		if err != nil {

@@ -345,5 +345,6 @@ func clonePark(p *runtime.Park) *runtime.Park {
 	cp.Spec = slices.Clone(p.Spec)
 	cp.Turn.Pending = slices.Clone(p.Turn.Pending)
 	cp.Turn.Stashed = maps.Clone(p.Turn.Stashed)
+	cp.Turn.Citations = slices.Clone(p.Turn.Citations)
 	return &cp
 }

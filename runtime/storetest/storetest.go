@@ -402,6 +402,8 @@ func newPark(conv, id string, deadline time.Time) *runtime.Park {
 			RequestID: "req-" + id, Text: "Let me ask.\n", Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 5},
 			Pending: []runtime.ToolCall{{ID: "call-next", Name: "lookup", Arguments: `{"q":"x"}`}, {ID: "call-3", Name: "n", Arguments: ""}},
 			Stashed: map[string]string{"identity_intake": `{"fields":["name"]}`, "choices": "{}"},
+			Citations: []runtime.Citation{{ID: "returns.md", Title: "returns.md", Snippet: "Returns — 30 days", Score: 2},
+				{ID: "https://example.com/faq", Title: "https://example.com/faq", URL: "https://example.com/faq", Snippet: "", Score: 0}},
 		},
 	}
 }
@@ -671,4 +673,5 @@ func mutatePark(p *runtime.Park) {
 	p.Turn.Pending[0].Name = "mutated"
 	p.Turn.Stashed["choices"] = "mutated"
 	p.Turn.Stashed["new"] = "mutated"
+	p.Turn.Citations[0].Snippet = "mutated"
 }

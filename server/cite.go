@@ -1,0 +1,61 @@
+package server
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kindkit/kindkit/knowledge"
+	"github.com/kindkit/kindkit/runtime"
+)
+
+const (
+	citationsPerTurn = 3
+	maxSnippetBytes  = 280
+)
+
+// cite searches the knowledge with the person's message (PROTOCOL.md §7.4):
+// the best documents become the turn's citations, kept in its state so a
+// turn resumed from a park, in any process, still reports them.
+func (s *Server) cite(message string) []runtime.Citation {
+	if s.cfg.Knowledge == nil {
+		return nil
+	}
+	hits := s.cfg.Knowledge.Search(message, citationsPerTurn)
+	out := make([]runtime.Citation, len(hits))
+	for i, h := range hits {
+		out[i] = runtime.Citation{ID: h.Source, Title: h.Source, Snippet: snippet(h.Content), Score: float64(h.Score)}
+		if strings.HasPrefix(h.Source, "http://") || strings.HasPrefix(h.Source, "https://") {
+			out[i].URL = h.Source
+		}
+	}
+	return out
+}
+
+// snippet is content cut to at most maxSnippetBytes bytes, never inside a
+// UTF-8 sequence.
+func snippet(content string) string {
+	if len(content) <= maxSnippetBytes {
+		return content
+	}
+	cut := maxSnippetBytes
+	for cut > 0 && !utf8.RuneStart(content[cut]) {
+		cut--
+	}
+	return content[:cut]
+}
+
+// documents are the whole documents behind a turn's citations, for the
+// model; a citation whose document is gone (the server restarted with
+// other knowledge) is left out.
+func (s *Server) documents(cs []runtime.Citation) []knowledge.Doc {
+	if s.cfg.Knowledge == nil || len(cs) == 0 {
+		return nil
+	}
+	var out []knowledge.Doc
+	for _, c := range cs {
+		if d, ok := s.cfg.Knowledge.Doc(c.ID); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
