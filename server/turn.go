@@ -46,10 +46,11 @@ func (s *Server) newTurn(c *conn, sess *runtime.Session, state runtime.TurnState
 	return &turn{srv: s, conn: c, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state}
 }
 
-// start stores the person's message and runs the turn.
+// start stores the person's message, looks up the knowledge for it, and
+// runs the turn.
 func (t *turn) start(userMessage *runtime.Message) {
-	t.state.Citations = t.srv.cite(userMessage.Text)
 	t.goRun(func() {
+		t.state.Citations = t.srv.cite(userMessage.Text)
 		if err := t.srv.cfg.Store.AppendMessages(t.ctx, userMessage); err != nil {
 			t.fail(err)
 			return
