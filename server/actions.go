@@ -39,6 +39,8 @@ func (c *conn) dispatch(ctx context.Context, data []byte) {
 		c.confirmToolAction(ctx, f)
 	case "list_conversations":
 		c.listConversations(ctx, f)
+	case "verify_otp":
+		c.verifyOTP(ctx, f)
 	default:
 		c.send(errorEvent(f.RequestID, codeUnsupportedAction, fmt.Sprintf("Unsupported action '%s'", f.Action)))
 	}
@@ -392,6 +394,31 @@ func (c *conn) listConversations(ctx context.Context, f *frame) {
 			"updatedAt": s.UpdatedAt.UTC().Format(time.RFC3339Nano), "messageCount": s.MessageCount}
 	}
 	c.send(immediate(f.RequestID, 200, "Conversations", object{"conversations": out}))
+}
+
+// verifyOTP answers verify_otp (PROTOCOL.md §2.9) with its checks in
+// order. kindkit has no OTP service and never offers a verification, so a
+// well-formed request for a visible session gets otp_invalid with the
+// NOT_FOUND sub-code: no code is pending.
+func (c *conn) verifyOTP(ctx context.Context, f *frame) {
+	code := strings.TrimSpace(string(f.Code))
+	switch {
+	case f.RequestID == "":
+		c.send(errorEvent("", codeValidation, "verify_otp requires a 'requestId'"))
+		return
+	case f.SessionID == "":
+		c.send(errorEvent(f.RequestID, codeValidation, "verify_otp requires a 'sessionId'"))
+		return
+	case code == "" || code == "null" || code == `""`:
+		c.send(errorEvent(f.RequestID, codeValidation, "verify_otp requires a 'code'"))
+		return
+	}
+	notFound := errorEvent(f.RequestID, codeSessionNotFound, fmt.Sprintf("session '%s' not found", f.SessionID))
+	if _, ok := c.loadSession(ctx, f.SessionID, f.RequestID, notFound); !ok {
+		return
+	}
+	c.send(event{Type: "otp_invalid", RequestID: f.RequestID, Timestamp: now(), Data: object{"requestId": f.RequestID,
+		"data": object{"code": "NOT_FOUND", "message": "No verification code is pending for this session."}}})
 }
 
 // conversationTitle is the first user message on one line, cut to

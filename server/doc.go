@@ -2,7 +2,8 @@
 // Rich Interactions protocol (../shared/PROTOCOL.md): sessions and
 // conversations, streamed agent turns over a pluggable Model, the raise tool
 // of every kind in a runtime.Catalog, submit_interaction, cancel, the
-// write-confirmation gate and list_conversations.
+// write-confirmation gate, list_conversations, and verify_otp (which, with
+// no OTP service, answers otp_invalid NOT_FOUND).
 //
 // A parked turn is data in a runtime.Store, not a waiting goroutine:
 // resuming it writes the tool result into the stored history and runs the

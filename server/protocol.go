@@ -52,6 +52,7 @@ type frame struct {
 	Approved       *bool           `json:"approved"`
 	Limit          int             `json:"limit"`
 	Cursor         string          `json:"cursor"`
+	Code           json.RawMessage `json:"code"` // verify_otp's code: a string or a number
 }
 
 // decodeFrame parses one text frame. supports, when present and not null,
