@@ -22,6 +22,7 @@ import (
 
 	pollgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/server"
@@ -573,6 +574,37 @@ func TestBrowser(t *testing.T) {
 		p.waitFor("the reply", `document.querySelector('.msg.assistant').innerText.includes("Draft deleted.")`)
 		if got := p.text(`.tool[data-tool="delete_draft"] summary`); !strings.Contains(got, "done") {
 			t.Errorf("tool activity %q", got)
+		}
+	})
+
+	// With knowledge, the reply lists the documents it drew on: linked
+	// when the source is a web address, and never one that shares no word
+	// with the message.
+	t.Run("Sources", func(t *testing.T) {
+		model, err := server.NewScripted([]server.ScriptEntry{{Kind: "text", Text: "Returns are free for 30 days."}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := knowledge.New([]knowledge.Doc{
+			{Source: "returns.md", Content: "Returns are free within 30 days."},
+			{Source: "https://example.com/refunds", Content: "Refunds reach your card in five days."},
+			{Source: "hours.md", Content: "Open nine to five."},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newPage(t, browser)
+		p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Knowledge: docs}))
+		p.say("are returns and refunds free?", true)
+		p.waitFor("the sources", `document.querySelector('.msg.assistant .sources')`)
+		if got := p.text(`.msg.assistant .sources`); got != "Sources: returns.md, https://example.com/refunds" {
+			t.Errorf("sources %q", got)
+		}
+		if href := eval[string](p, `document.querySelector('.msg.assistant .sources a').href`); href != "https://example.com/refunds" {
+			t.Errorf("link %q", href)
+		}
+		if n := eval[int](p, `document.querySelectorAll('.msg.assistant .sources a').length`); n != 1 {
+			t.Errorf("%d links, want only the web address", n)
 		}
 	})
 

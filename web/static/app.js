@@ -421,8 +421,25 @@
       put(t, h("p", { class: "text", text: full }));
       t.text = full;
     }
+    showSources(t, (m.data && m.data.data && m.data.data.citations) || []);
     finishTurn(t);
     if (t.text) announce("Assistant: " + t.text.slice(0, 400));
+  }
+
+  // showSources lists the documents the reply drew on. A citation that
+  // shares no word with the message (score 0) only fills a place, so it is
+  // not shown; a link is only made for an http(s) address.
+  function showSources(t, citations) {
+    const used = citations.filter((c) => c && c.title && c.score > 0);
+    if (!used.length) return;
+    const items = used.map((c, i) => {
+      const attrs = { title: c.snippet || null };
+      const name = /^https?:\/\//.test(c.url || "")
+        ? h("a", { ...attrs, href: c.url, target: "_blank", rel: "noopener noreferrer" }, c.title)
+        : h("span", attrs, c.title);
+      return [i ? ", " : "", name];
+    });
+    put(t, h("p", { class: "sources" }, "Sources: ", items));
   }
 
   function onCancelled(m) {
