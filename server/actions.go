@@ -330,12 +330,7 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	limit = min(limit, 100)
-	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []runtime.Role{runtime.RoleUser, runtime.RoleReply}, f.Cursor, limit)
+	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []runtime.Role{runtime.RoleUser, runtime.RoleReply}, f.Cursor, pageSize(f.Limit))
 	if errors.Is(err, runtime.ErrNotFound) && f.Cursor != "" {
 		c.send(errorEvent(f.RequestID, codeValidation, "Unknown 'cursor'"))
 		return
@@ -361,6 +356,15 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	c.send(immediate(f.RequestID, 200, "ConversationMessages", object{"messages": out, "nextCursor": next, "hasMore": more}))
 }
 
+// pageSize is a list's length: the frame's limit, 50 when it gives none,
+// and never more than 100.
+func pageSize(limit int) int {
+	if limit <= 0 {
+		return 50
+	}
+	return min(limit, 100)
+}
+
 // listConversations lists the caller's conversations, most recently
 // updated first. An authenticated principal gets the conversations it
 // owns. Anonymously a conversation id is the bearer secret, so an anonymous
@@ -378,11 +382,7 @@ func (c *conn) listConversations(ctx context.Context, f *frame) {
 			}
 		}
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	list, err := c.srv.cfg.Store.ListConversations(ctx, filter, min(limit, 100))
+	list, err := c.srv.cfg.Store.ListConversations(ctx, filter, pageSize(f.Limit))
 	if err != nil {
 		c.srv.log.Error("list conversations", "err", err)
 		c.send(errorEvent(f.RequestID, codeStorage, "Failed to list conversations."))
