@@ -155,8 +155,10 @@ func (s *Store) ListConversations(_ context.Context, f runtime.ConversationFilte
 		out = append(out, sum)
 	}
 	if f.IDs != nil {
+		seen := make(map[string]bool, len(f.IDs))
 		for _, id := range f.IDs {
-			if c, ok := s.convs[id]; ok && !slices.ContainsFunc(out, func(x runtime.ConversationSummary) bool { return x.ID == id }) {
+			if c, ok := s.convs[id]; ok && !seen[id] {
+				seen[id] = true
 				add(c)
 			}
 		}
