@@ -115,18 +115,10 @@ func (p *parser) object(depth int) (any, error) {
 			return nil, err
 		}
 		m[k.(string)] = v
-		p.space()
-		if p.i >= len(p.data) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
+		if done, err := p.next('}'); err != nil {
+			return nil, err
+		} else if done {
 			return m, nil
-		default:
-			return nil, p.fail("expected ',' or '}'")
 		}
 	}
 }
@@ -146,20 +138,30 @@ func (p *parser) array(depth int) (any, error) {
 			return nil, err
 		}
 		a = append(a, v)
-		p.space()
-		if p.i >= len(p.data) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
+		if done, err := p.next(']'); err != nil {
+			return nil, err
+		} else if done {
 			return a, nil
-		default:
-			return nil, p.fail("expected ',' or ']'")
 		}
 	}
+}
+
+// next reads what follows an element of an object or array: a ',' before
+// another element, or the closing byte, after which done is true.
+func (p *parser) next(closing byte) (done bool, err error) {
+	p.space()
+	if p.i >= len(p.data) {
+		return false, p.fail("unexpected end of JSON input")
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		return false, nil
+	case closing:
+		p.i++
+		return true, nil
+	}
+	return false, p.fail("expected ',' or '" + string(closing) + "'")
 }
 
 // string reads a string. Plain ASCII without escapes is sliced directly;
