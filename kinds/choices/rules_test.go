@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	choicesgen "github.com/kindkit/kindkit/gen/choices"
-	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/kinds/choices"
+	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -28,15 +28,6 @@ func newKind(t testing.TB) runtime.Kind {
 		t.Fatal(err)
 	}
 	return k
-}
-
-func mustRaise(t testing.TB, k runtime.Kind, args string) runtime.Raise {
-	t.Helper()
-	r, err := k.ParseRaise([]byte(args))
-	if err != nil {
-		t.Fatalf("ParseRaise(%s): %v", args, err)
-	}
-	return r
 }
 
 // raiseErrors returns the field errors of a failed raise, and fails the test
@@ -122,7 +113,7 @@ func TestParseRaise(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r := mustRaise(t, k, tt.args)
+			r := kindtest.Raise(t, k, tt.args)
 			if diff := cmp.Diff(tt.wantSpec, string(r.Spec.JSON)); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
@@ -319,7 +310,7 @@ func TestValidate(t *testing.T) {
 		"values not JSON":         {values: `{"answers":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected end of JSON input at offset 11")}},
 	}
 	k := newKind(t)
-	raise := mustRaise(t, k, planTopics)
+	raise := kindtest.Raise(t, k, planTopics)
 	loaded, err := k.LoadSpec(raise.Spec.JSON)
 	if err != nil {
 		t.Fatal(err)
@@ -390,7 +381,7 @@ func TestValidateFormatOnly(t *testing.T) {
 func TestFallback(t *testing.T) {
 	t.Parallel()
 	k := newKind(t)
-	raise := mustRaise(t, k, planTopics)
+	raise := kindtest.Raise(t, k, planTopics)
 	var env struct {
 		Instructions string          `json:"instructions"`
 		Kind         string          `json:"kind"`
@@ -428,15 +419,8 @@ func TestFallback(t *testing.T) {
 // TestCatalog checks that kinds.All wires these rules, not the schema alone.
 func TestCatalog(t *testing.T) {
 	t.Parallel()
-	cat, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, ok := cat.Kind(choicesgen.Name)
-	if !ok {
-		t.Fatalf("catalog has no %q kind", choicesgen.Name)
-	}
-	_, err = k.ParseRaise([]byte(`{"questions":[{"question":"q","header":"Plan","options":["a","b"]},{"question":"q","header":"Plan","options":["a","b"]}]}`))
+	k := kindtest.FromCatalog(t, choicesgen.Name)
+	_, err := k.ParseRaise([]byte(`{"questions":[{"question":"q","header":"Plan","options":["a","b"]},{"question":"q","header":"Plan","options":["a","b"]}]}`))
 	var re *runtime.RaiseError
 	if !errors.As(err, &re) || len(re.Errors) != 1 || re.Errors[0].Message != "duplicate question header 'Plan'" {
 		t.Errorf("catalog kind ParseRaise error = %v, want the duplicate header rule", err)

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
-	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/kinds/identityintake"
+	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -31,15 +31,6 @@ func newKind(t testing.TB) runtime.Kind {
 		t.Fatal(err)
 	}
 	return k
-}
-
-func mustRaise(t testing.TB, k runtime.Kind, args string) runtime.Raise {
-	t.Helper()
-	r, err := k.ParseRaise([]byte(args))
-	if err != nil {
-		t.Fatalf("ParseRaise(%s): %v", args, err)
-	}
-	return r
 }
 
 func fe(field, message string) runtime.FieldError {
@@ -93,7 +84,7 @@ func TestParseRaise(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r := mustRaise(t, k, tt.args)
+			r := kindtest.Raise(t, k, tt.args)
 			if diff := cmp.Diff(tt.wantSpec, string(r.Spec.JSON)); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
@@ -242,7 +233,7 @@ func TestValidate(t *testing.T) {
 			t.Parallel()
 			var spec *runtime.Spec
 			if tt.spec != "" {
-				r := mustRaise(t, k, tt.spec)
+				r := kindtest.Raise(t, k, tt.spec)
 				spec = &r.Spec
 			}
 			got, errs := k.Validate(spec, []byte(tt.values))
@@ -358,7 +349,7 @@ func TestPhone(t *testing.T) {
 func TestFallback(t *testing.T) {
 	t.Parallel()
 	k := newKind(t)
-	raise := mustRaise(t, k, `{"fields":[{"key":"phone","required":false},"name","email"],"reason":"to send you the quote"}`)
+	raise := kindtest.Raise(t, k, `{"fields":[{"key":"phone","required":false},"name","email"],"reason":"to send you the quote"}`)
 	var env struct {
 		Instructions string          `json:"instructions"`
 		Kind         string          `json:"kind"`
@@ -393,14 +384,7 @@ func TestFallback(t *testing.T) {
 // TestCatalog checks that kinds.All wires these rules, not the schema alone.
 func TestCatalog(t *testing.T) {
 	t.Parallel()
-	cat, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, ok := cat.Kind(identityintakegen.Name)
-	if !ok {
-		t.Fatalf("catalog has no %q kind", identityintakegen.Name)
-	}
+	k := kindtest.FromCatalog(t, identityintakegen.Name)
 	raise, err := k.ParseRaise([]byte(`{"fields":["email"]}`))
 	if err != nil {
 		t.Fatalf("catalog kind ParseRaise: %v", err)

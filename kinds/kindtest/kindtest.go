@@ -1,4 +1,4 @@
-// Package kindtest holds the checks every kind's tests share, so a new
+// Package kindtest holds the checks and helpers every kind's tests share, so a new
 // kind's fuzz test is a few lines: whatever is submitted, Validate answers
 // with canonical values that check again to themselves, or with complete
 // field errors and no values.
@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/runtime"
 )
 
@@ -46,20 +47,41 @@ func Idempotent(t testing.TB, k runtime.Kind, spec *runtime.Spec, canonical json
 	}
 }
 
+// Raise raises args on k; a refused raise fails the test.
+func Raise(t testing.TB, k runtime.Kind, args string) runtime.Raise {
+	t.Helper()
+	r, err := k.ParseRaise([]byte(args))
+	if err != nil {
+		t.Fatalf("ParseRaise(%s): %v", args, err)
+	}
+	return r
+}
+
 // Specs raises each of args on k and returns the specs, nil for "" (the
 // format-only mode of Validate), for a fuzz test to pick from.
 func Specs(t testing.TB, k runtime.Kind, args ...string) []*runtime.Spec {
 	t.Helper()
 	specs := make([]*runtime.Spec, len(args))
 	for i, a := range args {
-		if a == "" {
-			continue
+		if a != "" {
+			r := Raise(t, k, a)
+			specs[i] = &r.Spec
 		}
-		r, err := k.ParseRaise([]byte(a))
-		if err != nil {
-			t.Fatalf("raise %s: %v", a, err)
-		}
-		specs[i] = &r.Spec
 	}
 	return specs
+}
+
+// FromCatalog returns the kind called name from kinds.All, wired to its
+// rules as the server sees it.
+func FromCatalog(t testing.TB, name string) runtime.Kind {
+	t.Helper()
+	cat, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := cat.Kind(name)
+	if !ok {
+		t.Fatalf("catalog has no %q kind", name)
+	}
+	return k
 }

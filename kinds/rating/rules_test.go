@@ -59,8 +59,8 @@ func TestParseRaise(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	k := kind(t)
-	plain, _ := k.ParseRaise([]byte(`{"question":"Q","scale":{"min":1,"max":5}}`))
-	commented, _ := k.ParseRaise([]byte(`{"question":"Q","scale":{"min":1,"max":5},"allowComment":true}`))
+	plain := kindtest.Raise(t, k, `{"question":"Q","scale":{"min":1,"max":5}}`)
+	commented := kindtest.Raise(t, k, `{"question":"Q","scale":{"min":1,"max":5},"allowComment":true}`)
 	for name, c := range map[string]struct {
 		spec   *runtime.Spec
 		values string
@@ -92,7 +92,7 @@ func TestValidate(t *testing.T) {
 
 func TestFallback(t *testing.T) {
 	k := kind(t)
-	r, _ := k.ParseRaise([]byte(`{"question":"How did we do?","scale":{"min":1,"max":5,"minLabel":"Badly","maxLabel":"Great"},"allowComment":true,"reason":"to improve"}`))
+	r := kindtest.Raise(t, k, `{"question":"How did we do?","scale":{"min":1,"max":5,"minLabel":"Badly","maxLabel":"Great"},"allowComment":true,"reason":"to improve"}`)
 	want := `{"instructions":"This channel cannot show a rating scale, so ask in conversation, to improve: \"How did we do?\" Ask for a whole number from 1 (Badly) to 5 (Great). Invite a short comment too; it is optional. Then call the submit_interaction tool with kind \"rating\" and values {\"score\": <number>, \"comment\": \"<their words>\"}. It checks the score and tells you what to re-ask. If the visitor would rather not rate, call submit_interaction with declined=true and carry on.","kind":"rating","mode":"conversational","reason":"to improve","spec":{"allowComment":true,"question":"How did we do?","scale":{"max":5,"maxLabel":"Great","min":1,"minLabel":"Badly"}}}`
 	if got := k.Fallback(r.Spec, r.Reason); got != want {
 		t.Errorf("Fallback =\n%s\nwant\n%s", got, want)
@@ -104,7 +104,7 @@ func FuzzValidate(f *testing.F) {
 		f.Add(v)
 	}
 	k := kind(f)
-	r, _ := k.ParseRaise([]byte(`{"question":"Q","scale":{"min":1,"max":5},"allowComment":true}`))
+	r := kindtest.Raise(f, k, `{"question":"Q","scale":{"min":1,"max":5},"allowComment":true}`)
 	f.Fuzz(func(t *testing.T, values string) {
 		if out, errs := kindtest.Validate(t, k, &r.Spec, []byte(values)); errs == nil {
 			kindtest.Idempotent(t, k, &r.Spec, out)
