@@ -1,4 +1,4 @@
-// Package kindtest holds the checks and helpers every kind's tests share, so a new
+// Package kindtest holds what every kind's tests share, so a new
 // kind's fuzz test is a few lines: whatever is submitted, Validate answers
 // with canonical values that check again to themselves, or with complete
 // field errors and no values.
