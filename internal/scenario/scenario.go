@@ -201,6 +201,15 @@ func (p *parser) strict(where string, data []byte, v any) bool {
 	return true
 }
 
+// object decodes data, which must be a JSON object, strictly into v.
+func (p *parser) object(where string, data []byte, v any) bool {
+	if !isObject(data) {
+		p.fail(where, "must be an object")
+		return false
+	}
+	return p.strict(where, data, v)
+}
+
 func (p *parser) parse(data []byte) *Scenario {
 	var file struct {
 		Name                   string            `json:"name"`
@@ -252,11 +261,7 @@ func (p *parser) parse(data []byte) *Scenario {
 }
 
 func (p *parser) server(raw json.RawMessage, out *Server) {
-	if !isObject(raw) {
-		p.fail("server", "must be an object")
-		return
-	}
-	if !p.strict("server", raw, out) {
+	if !p.object("server", raw, out) {
 		return
 	}
 	for i := range out.Tools {
@@ -285,11 +290,7 @@ func (p *parser) server(raw json.RawMessage, out *Server) {
 
 func (p *parser) scriptEntry(where string, raw json.RawMessage) ScriptEntry {
 	var e ScriptEntry
-	if !isObject(raw) {
-		p.fail(where, "must be an object")
-		return e
-	}
-	if !p.strict(where, raw, &e) {
+	if !p.object(where, raw, &e) {
 		return e
 	}
 	switch e.Kind {
@@ -315,11 +316,7 @@ func (p *parser) step(i int, raw json.RawMessage, captured map[string]bool) Step
 		Send   json.RawMessage   `json:"send"`
 		Expect []json.RawMessage `json:"expect"`
 	}
-	if !isObject(raw) {
-		p.fail(where, "must be an object")
-		return Step{}
-	}
-	if !p.strict(where, raw, &st) {
+	if !p.object(where, raw, &st) {
 		return Step{}
 	}
 	out := Step{Send: st.Send}
@@ -344,11 +341,7 @@ func (p *parser) step(i int, raw json.RawMessage, captured map[string]bool) Step
 
 func (p *parser) matcher(where string, raw json.RawMessage) Matcher {
 	var m Matcher
-	if !isObject(raw) {
-		p.fail(where, "must be an object")
-		return m
-	}
-	if !p.strict(where, raw, &m) {
+	if !p.object(where, raw, &m) {
 		return m
 	}
 	if m.Type == "" {
