@@ -1,45 +1,24 @@
 package server_test
 
 import (
-	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
-	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/server"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// startServer runs a server with cfg's model and tools on a real port.
+// startServer runs a server with cfg's model and tools on a real port and
+// returns it with its WebSocket URL.
 func startServer(t *testing.T, cfg server.Config) (*server.Server, string) {
 	t.Helper()
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Catalog = catalog
-	if cfg.Store == nil {
-		cfg.Store = memstore.New()
-	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		hs.Close()
-	})
-	return srv, "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
+	s := servertest.Start(t, cfg, nil)
+	return s.Server, s.WS()
 }
 
 type client = wstest.Client

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,10 +19,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	pollgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/web"
 )
@@ -110,27 +108,8 @@ func startServer(t *testing.T, catalog *runtime.Catalog, script []server.ScriptE
 // to memory and the log to nothing.
 func startServerConfig(t *testing.T, cfg server.Config) string {
 	t.Helper()
-	if cfg.Store == nil {
-		cfg.Store = memstore.New()
-	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	catalog := cfg.Catalog
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/ws", srv)
-	mux.Handle("/healthz", srv)
-	mux.Handle("/", web.Handler(catalog))
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		hs.Close()
-	})
-	return hs.URL + "/"
+	return servertest.Start(t, cfg, web.Handler(cfg.Catalog)).URL + "/"
 }
 
 // page is one browser tab.

@@ -1,19 +1,16 @@
 package openai_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kindkit/kindkit/agent/openai"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
-	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -28,22 +25,7 @@ func startKindkit(t *testing.T, fake *openai.FakeServer) string {
 		t.Fatal(err)
 	}
 	openai.SetRetryDelays(model, time.Millisecond, 5*time.Millisecond)
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Catalog: catalog, Store: memstore.New(), Model: model, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		hs.Close()
-	})
-	return "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
+	return servertest.Start(t, server.Config{Model: model, Logger: quiet}, nil).WS()
 }
 
 func createSession(c *wstest.Client) string {

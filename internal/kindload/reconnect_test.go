@@ -14,8 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/runtime/memstore"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -24,24 +23,15 @@ import (
 // address.
 func startKindkit(t *testing.T) string {
 	t.Helper()
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Catalog: catalog, Store: memstore.New(), Model: server.Demo{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
+	s := servertest.Start(t, server.Config{Model: server.Demo{}}, nil)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
+		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("kindkit shutdown: %v", err)
 		}
-		hs.Close()
 	})
-	return hs.Listener.Addr().String()
+	return s.Addr()
 }
 
 func TestReconnectAgainstKindkit(t *testing.T) {
