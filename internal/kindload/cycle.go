@@ -44,13 +44,8 @@ type CycleReport struct {
 	OrderViolations int     `json:"orderViolations"`
 	Seconds         float64 `json:"seconds"`
 	CyclesPerSec    float64 `json:"cyclesPerSec"`
-	ParkP50Ms       float64 `json:"parkP50Ms"`
-	ParkP99Ms       float64 `json:"parkP99Ms"`
-	ParkMaxMs       float64 `json:"parkMaxMs"`
-	ResumeP50Ms     float64 `json:"resumeP50Ms"`
-	ResumeP99Ms     float64 `json:"resumeP99Ms"`
-	ResumeMaxMs     float64 `json:"resumeMaxMs"`
-	ServerPID       int     `json:"serverPid,omitempty"`
+	Latencies
+	ServerPID int `json:"serverPid,omitempty"`
 	// ServerCPUMsPerCycle is the server's utime+stime over the run, per
 	// cycle; absent when its PID is unknown. /proc counts in 10 ms ticks.
 	ServerCPUMsPerCycle *float64 `json:"serverCpuMsPerCycle,omitempty"`
@@ -119,9 +114,7 @@ func RunCycles(ctx context.Context, cfg Config) (*CycleReport, error) {
 		Seconds: elapsed.Seconds(), ServerPID: pid,
 		ErrorSamples: t.errMsgs, ViolationSamples: t.violMsgs}
 	r.CyclesPerSec = float64(t.ok) / elapsed.Seconds()
-	park, done := distOf(t.park), distOf(t.done)
-	r.ParkP50Ms, r.ParkP99Ms, r.ParkMaxMs = ms(park.P50), ms(park.P99), ms(park.Max)
-	r.ResumeP50Ms, r.ResumeP99Ms, r.ResumeMaxMs = ms(done.P50), ms(done.P99), ms(done.Max)
+	r.Latencies = t.latencies()
 	if r.Cycles > 0 {
 		if pid != 0 {
 			if cpu1, err := procCPU(pid); err == nil {
@@ -164,8 +157,7 @@ func (r *CycleReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "cycle mode against %s: c=%d, %d cycles in %.1fs: %.1f cycles/s\n",
 		r.Addr, r.Concurrency, r.Cycles, r.Seconds, r.CyclesPerSec)
 	fmt.Fprintf(w, "  errors %d, order violations %d\n", r.Errors, r.OrderViolations)
-	fmt.Fprintf(w, "  send_message → interaction_required    p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms\n", r.ParkP50Ms, r.ParkP99Ms, r.ParkMaxMs)
-	fmt.Fprintf(w, "  submit_interaction → eventual_response p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms\n", r.ResumeP50Ms, r.ResumeP99Ms, r.ResumeMaxMs)
+	r.Latencies.print(w)
 	if r.ServerCPUMsPerCycle != nil {
 		fmt.Fprintf(w, "  server CPU %.3f ms/cycle (pid %d, utime+stime)", *r.ServerCPUMsPerCycle, r.ServerPID)
 	} else {

@@ -25,12 +25,7 @@ type HoldReport struct {
 
 	ParkSeconds   float64 `json:"parkSeconds"`
 	ResumeSeconds float64 `json:"resumeSeconds"`
-	ParkP50Ms     float64 `json:"parkP50Ms"`
-	ParkP99Ms     float64 `json:"parkP99Ms"`
-	ParkMaxMs     float64 `json:"parkMaxMs"`
-	ResumeP50Ms   float64 `json:"resumeP50Ms"`
-	ResumeP99Ms   float64 `json:"resumeP99Ms"`
-	ResumeMaxMs   float64 `json:"resumeMaxMs"`
+	Latencies
 	// Server CPU (utime+stime) spent parking and resuming, per park.
 	ServerCPUMsPerPark   float64 `json:"serverCpuMsPerPark"`
 	ServerCPUMsPerResume float64 `json:"serverCpuMsPerResume"`
@@ -222,9 +217,7 @@ func RunHold(ctx context.Context, cfg Config) (*HoldReport, error) {
 		ResidualGoroutines: after.st.Goroutines - before.st.Goroutines,
 		SettleSeconds:      settled.Seconds(),
 		ErrorSamples:       t.errMsgs, ViolationSamples: t.violMsgs}
-	park, done := distOf(t.park), distOf(t.done)
-	r.ParkP50Ms, r.ParkP99Ms, r.ParkMaxMs = ms(park.P50), ms(park.P99), ms(park.Max)
-	r.ResumeP50Ms, r.ResumeP99Ms, r.ResumeMaxMs = ms(done.P50), ms(done.P99), ms(done.Max)
+	r.Latencies = t.latencies()
 	if parked > 0 {
 		n := float64(parked)
 		r.BytesPerPark = float64(held.mem()-before.mem()) / n
@@ -256,8 +249,7 @@ func (r *HoldReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "hold mode against %s: %d of %d parked in %.1fs, %d resumed in %.1fs\n",
 		r.Addr, r.Parked, r.Hold, r.ParkSeconds, r.Resumed, r.ResumeSeconds)
 	fmt.Fprintf(w, "  errors %d, order violations %d\n", r.Errors, r.OrderViolations)
-	fmt.Fprintf(w, "  send_message → interaction_required    p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms\n", r.ParkP50Ms, r.ParkP99Ms, r.ParkMaxMs)
-	fmt.Fprintf(w, "  submit_interaction → eventual_response p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms\n", r.ResumeP50Ms, r.ResumeP99Ms, r.ResumeMaxMs)
+	r.Latencies.print(w)
 	fmt.Fprintf(w, "  server (pid %d)        goroutines   heap+stack        RSS\n", r.ServerPID)
 	fmt.Fprintf(w, "    before              %10d %12s %10s\n", r.GoroutinesBefore, mib(r.MemBefore), mib(r.RSSBefore))
 	fmt.Fprintf(w, "    all parked          %10d %12s %10s\n", r.GoroutinesParked, mib(r.MemParked), mib(r.RSSParked))

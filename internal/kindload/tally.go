@@ -2,6 +2,8 @@ package kindload
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -31,6 +33,23 @@ func rank(sorted []time.Duration, p float64) time.Duration {
 	return sorted[max(i, 0)]
 }
 
+// Latencies are a run's two timed steps, in milliseconds: from writing
+// send_message to reading interaction_required (park), and from writing
+// submit_interaction to reading eventual_response (resume).
+type Latencies struct {
+	ParkP50Ms   float64 `json:"parkP50Ms"`
+	ParkP99Ms   float64 `json:"parkP99Ms"`
+	ParkMaxMs   float64 `json:"parkMaxMs"`
+	ResumeP50Ms float64 `json:"resumeP50Ms"`
+	ResumeP99Ms float64 `json:"resumeP99Ms"`
+	ResumeMaxMs float64 `json:"resumeMaxMs"`
+}
+
+func (l Latencies) print(w io.Writer) {
+	fmt.Fprintf(w, "  send_message → interaction_required    p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms\n", l.ParkP50Ms, l.ParkP99Ms, l.ParkMaxMs)
+	fmt.Fprintf(w, "  submit_interaction → eventual_response p50 %8.3f ms  p99 %8.3f ms  max %8.3f ms\n", l.ResumeP50Ms, l.ResumeP99Ms, l.ResumeMaxMs)
+}
+
 // tally collects what many sessions saw; it is safe for concurrent use.
 type tally struct {
 	mu         sync.Mutex
@@ -54,6 +73,14 @@ func count(m map[string]int, msg string) map[string]int {
 	}
 	m[msg]++
 	return m
+}
+
+// latencies summarises the park and resume samples.
+func (t *tally) latencies() Latencies {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	park, done := distOf(t.park), distOf(t.done)
+	return Latencies{ms(park.P50), ms(park.P99), ms(park.Max), ms(done.P50), ms(done.P99), ms(done.Max)}
 }
 
 func (t *tally) parked(lat time.Duration) {
