@@ -12,6 +12,7 @@
 set -euo pipefail
 
 exec 3>&1 1>&2 # fd 3 is the real stdout; the rest goes to stderr
+here=$(cd "$(dirname "$0")" && pwd)
 
 path=${CHROMIUM_PATH:-/usr/bin/chromium}
 
@@ -25,13 +26,7 @@ if [[ ! -x $path ]]; then
 fi
 if [[ ! -x $path ]]; then
 	log "installing Debian's chromium"
-	sudo=()
-	if [[ $(id -u) -ne 0 ]]; then
-		command -v sudo >/dev/null || { log "not root and no sudo: install chromium by hand"; exit 1; }
-		sudo=(sudo)
-	fi
-	"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y chromium
+	"$here/apt-install.sh" chromium 3>&-
 	if [[ ! -x $path ]]; then
 		log "apt-get installed chromium but $path is missing"
 		exit 1

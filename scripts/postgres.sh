@@ -16,6 +16,7 @@
 set -euo pipefail
 
 exec 3>&1 1>&2 # fd 3 is the real stdout; echo goes to stderr
+here=$(cd "$(dirname "$0")" && pwd)
 
 port=${KINDKIT_PG_PORT:-55432}
 data=${KINDKIT_PG_DATA:-/tmp/kindkit-postgres-$port}
@@ -45,13 +46,9 @@ bindir() {
 
 if ! bin=$(bindir); then
 	log "no PostgreSQL server found; installing Debian's postgresql package"
-	sudo=()
-	if [[ $(id -u) -ne 0 ]]; then
-		command -v sudo >/dev/null || { log "not root and no sudo: install postgresql by hand"; exit 1; }
-		sudo=(sudo)
-	fi
-	"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y postgresql
+	# fd 3 closed: the package may start a server, which must not hold
+	# the caller's pipe.
+	"$here/apt-install.sh" postgresql 3>&-
 	bin=$(bindir) || { log "postgresql installed but no server binary found"; exit 1; }
 fi
 log "using $bin"
