@@ -2,21 +2,17 @@ package server_test
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/kindkit/kindkit/internal/scenario"
 	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/runtime/sqlstore"
+	"github.com/kindkit/kindkit/runtime/storetest"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -60,8 +56,8 @@ func scenarioStores(t *testing.T) []namedStore {
 			return openSQL(t, "sqlite:"+filepath.Join(t.TempDir(), "kindkit.db"))
 		}},
 	}
-	if dsn := os.Getenv("KINDKIT_TEST_POSTGRES"); dsn != "" {
-		stores = append(stores, namedStore{"postgres", func(t *testing.T) runtime.Store { return openSQL(t, freshPostgres(t, dsn)) }})
+	if os.Getenv("KINDKIT_TEST_POSTGRES") != "" {
+		stores = append(stores, namedStore{"postgres", func(t *testing.T) runtime.Store { return openSQL(t, storetest.PostgresDB(t)) }})
 	} else if os.Getenv("CI") == "true" {
 		t.Fatal("KINDKIT_TEST_POSTGRES is not set: CI must start PostgreSQL (scripts/postgres.sh)")
 	}
@@ -76,32 +72,6 @@ func openSQL(t *testing.T, dsn string) runtime.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// freshPostgres creates a database for this test and drops it after.
-func freshPostgres(t *testing.T, base string) string {
-	t.Helper()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	name := fmt.Sprintf("kk_scenarios_%d", time.Now().UnixNano())
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if admin, err := sql.Open("pgx", base); err == nil {
-			admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-			admin.Close()
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 func runDir(t *testing.T, dir string, store runtime.Store) {

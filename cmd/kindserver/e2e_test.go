@@ -2,12 +2,7 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/internal/wstest"
+	"github.com/kindkit/kindkit/runtime/storetest"
 )
 
 // These tests run real kindserver processes on real ports against real
@@ -144,48 +139,8 @@ func (p *proc) kill9(t *testing.T) {
 func stores(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
 		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "kindkit.db") },
-		"postgres": postgresDB,
+		"postgres": func(t *testing.T) string { return storetest.PostgresDB(t) },
 	}
-}
-
-// postgresDB creates a fresh database on the test server named by
-// KINDKIT_TEST_POSTGRES (scripts/postgres.sh starts one).
-func postgresDB(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("KINDKIT_TEST_POSTGRES")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("KINDKIT_TEST_POSTGRES is not set: CI must start PostgreSQL (scripts/postgres.sh)")
-		}
-		t.Skip("KINDKIT_TEST_POSTGRES is not set; run scripts/postgres.sh")
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	rand.Read(b[:])
-	name := "kk_e2e_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		admin, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 // parkOn opens a conversation with the choices capability and parks a turn.
@@ -256,7 +211,7 @@ func TestParkSurvivesKill9(t *testing.T) {
 // Two processes on one PostgreSQL: park on A, resume and submit on B; and
 // two submits racing on A and B resume the park exactly once.
 func TestTwoProcessesOnePostgres(t *testing.T) {
-	dsn := postgresDB(t)
+	dsn := storetest.PostgresDB(t)
 	a, b := start(t, dsn), start(t, dsn)
 	conv, iid := parkOn(t, a.url)
 	resumeAndSubmit(t, b.url, conv, iid)

@@ -2,12 +2,9 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -28,51 +25,9 @@ func sqliteDSN(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "kindkit.db")
 }
 
-// postgresDSN creates a fresh database on the server KINDKIT_TEST_POSTGRES
-// names (scripts/postgres.sh starts one) and drops it when t ends. Without
-// the variable the test is skipped, except in CI, where a missing service
-// is a failure.
-func postgresDSN(t testing.TB) string {
-	t.Helper()
-	admin := os.Getenv("KINDKIT_TEST_POSTGRES")
-	if admin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("KINDKIT_TEST_POSTGRES is not set in CI: start PostgreSQL with scripts/postgres.sh")
-		}
-		t.Skip("KINDKIT_TEST_POSTGRES not set; eval \"$(scripts/postgres.sh | tail -1)\" to run the PostgreSQL tests")
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatalf("KINDKIT_TEST_POSTGRES: %v", err)
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "kk_" + hex.EncodeToString(b)
-	db := adminDB(t, admin)
-	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		db := adminDB(t, admin)
-		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u.Path = "/" + name
-	return u.String()
-}
-
-// adminDB is a one-connection pool on the admin database, closed at once
-// when t ends.
-func adminDB(t testing.TB, dsn string) *sql.DB {
-	s, err := openPostgres(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.db.SetMaxOpenConns(1)
-	t.Cleanup(func() { s.db.Close() })
-	return s.db.DB
-}
+// postgresDSN is a fresh PostgreSQL database for t (see
+// storetest.PostgresDB).
+func postgresDSN(t testing.TB) string { return storetest.PostgresDB(t) }
 
 func openT(t testing.TB, dsn string) *Store {
 	t.Helper()
