@@ -145,3 +145,48 @@ func TestRacingSubmits(t *testing.T) {
 		}
 	}
 }
+
+// A newer raise in a conversation replaces its pending card: the older
+// card is gone, and the connection its turn was parked on gets its slot
+// back.
+func TestNewerRaiseReplacesPark(t *testing.T) {
+	// The script's position is kept per conversation: X raises (A), then
+	// raises again (B), then answers (A); Y raises (B).
+	model, err := server.NewScripted([]server.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "text", Text: "A again"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url := startServer(t, server.Config{Model: model})
+	a, convX, oldCard := park(t, url)
+
+	// B is busy with a card of its own when it joins X, so the card of X
+	// stays A's; B then cancels and raises on X.
+	b, _, _ := park(t, url)
+	b.Send(`{"action":"create_conversation_session","requestId":"r-x","agentId":"a","conversationId":"` + convX + `"}`)
+	sidX := path(b.Expect("immediate_response")[0], "data", "sessionId").(string)
+	b.Send(`{"action":"cancel","requestId":"T"}`)
+	b.Expect("cancelled")
+	b.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sidX + `","message":"again"}`)
+	newCard := path(b.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	if newCard == oldCard {
+		t.Fatal("the newer raise reused the older card's id")
+	}
+
+	submitPlan(b, sidX, oldCard)
+	if ev := b.Expect("error")[0]; errorCode(ev) != "INTERACTION_MISMATCH" {
+		t.Errorf("submit to the replaced card: %v", ev)
+	}
+	a.Send(`{"action":"get_session","requestId":"g","sessionId":"` + sidX + `"}`)
+	a.Expect("immediate_response")
+	a.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sidX + `","message":"hello"}`)
+	if ev := a.Expect("immediate_response")[0]; ev["status"] != 202.0 {
+		t.Fatalf("A's slot was not given back: %v", ev)
+	}
+	if text, ev := a.Turn(); text != "A again" || ev["type"] != "eventual_response" {
+		t.Errorf("A's next turn: %q, %v", text, ev)
+	}
+}
