@@ -169,8 +169,10 @@ type Store interface {
 	// conversation.
 	Messages(ctx context.Context, conversationID string, roles []Role, before string, limit int) ([]*Message, bool, error)
 
-	// SavePark stores a new pending park.
-	SavePark(ctx context.Context, p *Park) error
+	// SavePark stores a new pending park. The conversation's park that was
+	// pending before becomes ParkReplaced, and its id is returned ("" when
+	// there was none), exactly once even when saves and takes race.
+	SavePark(ctx context.Context, p *Park) (replaced string, err error)
 	// PendingPark returns the conversation's pending park, or ErrNotFound.
 	PendingPark(ctx context.Context, conversationID string) (*Park, error)
 	// TakePark moves a pending park to state and returns it; ok is false

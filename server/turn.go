@@ -395,16 +395,14 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 	p.State = runtime.ParkPending
 	p.Turn = t.state
 	p.Turn.Pending = slices.Clone(t.state.Pending)
-	// The newest raise wins: an older park of the conversation is dropped.
-	if old, err := store.PendingPark(t.ctx, p.ConversationID); err == nil {
-		if _, ok, _ := store.TakePark(t.ctx, old.ID, runtime.ParkReplaced); ok {
-			s.claimParked(old.ID)
-		}
-	} else if !errors.Is(err, runtime.ErrNotFound) {
+	// The newest raise wins: the store drops an older park of the
+	// conversation, and its turn lets go of its connection's slot.
+	replaced, err := store.SavePark(t.ctx, p)
+	if err != nil {
 		return false, err
 	}
-	if err := store.SavePark(t.ctx, p); err != nil {
-		return false, err
+	if replaced != "" {
+		s.claimParked(replaced)
 	}
 	if t.conn == nil {
 		return true, nil

@@ -279,22 +279,24 @@ func (s *Store) Messages(_ context.Context, id string, roles []runtime.Role, bef
 	return out, more, nil
 }
 
-func (s *Store) SavePark(_ context.Context, p *runtime.Park) error {
+func (s *Store) SavePark(_ context.Context, p *runtime.Park) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[p.ConversationID]
 	if !ok {
-		return runtime.ErrNotFound
+		return "", runtime.ErrNotFound
 	}
 	// A conversation has one pending park: the newest replaces the last.
+	var replaced string
 	if c.pending != "" && c.pending != p.ID {
+		replaced = c.pending
 		delete(s.parks, c.pending)
 	}
 	cp := clonePark(p)
 	cp.State = runtime.ParkPending
 	s.parks[p.ID] = cp
 	c.pending = p.ID
-	return nil
+	return replaced, nil
 }
 
 func (s *Store) PendingPark(_ context.Context, id string) (*runtime.Park, error) {

@@ -35,7 +35,7 @@ func TestRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.SavePark(ctx, &runtime.Park{ID: "p", ConversationID: "parked", State: runtime.ParkPending, Deadline: time.Now().Add(time.Hour)}); err != nil {
+	if _, err := s.SavePark(ctx, &runtime.Park{ID: "p", ConversationID: "parked", State: runtime.ParkPending, Deadline: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -593,23 +593,24 @@ const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, too
 
 // SavePark stores p as its conversation's pending park. A park that was
 // pending before becomes ParkReplaced: a conversation has one pending park.
-func (s *Store) SavePark(ctx context.Context, p *runtime.Park) error {
+func (s *Store) SavePark(ctx context.Context, p *runtime.Park) (string, error) {
 	var spec any
 	if p.Spec != nil {
 		spec = string(p.Spec)
 	}
 	call, err := json.Marshal(p.ToolCall)
 	if err != nil {
-		return s.wrap("save park", err)
+		return "", s.wrap("save park", err)
 	}
 	turn, err := json.Marshal(p.Turn)
 	if err != nil {
-		return s.wrap("save park", err)
+		return "", s.wrap("save park", err)
 	}
 	deadline, err := nanos(p.Deadline)
 	if err != nil {
-		return s.wrap("save park", err)
+		return "", s.wrap("save park", err)
 	}
+	var replaced string
 	err = s.write(ctx, true, func(tx executor) error {
 		// Lock the conversation so that concurrent saves queue up instead
 		// of both missing the other's park and then colliding on the
@@ -622,18 +623,20 @@ func (s *Store) SavePark(ctx context.Context, p *runtime.Park) error {
 		if err := tx.QueryRowContext(ctx, lock, p.ConversationID).Scan(&one); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending'`,
-			p.ConversationID, string(runtime.ParkReplaced)); err != nil {
+		replaced = ""
+		err := tx.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending' RETURNING id`,
+			p.ConversationID, string(runtime.ParkReplaced)).Scan(&replaced)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10)`,
 			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, p.Reason, string(call), deadline, string(turn))
 		return err
 	})
 	if err != nil {
-		return s.wrap("save park", err)
+		return "", s.wrap("save park", err)
 	}
-	return nil
+	return replaced, nil
 }
 
 func scanPark(row interface{ Scan(...any) error }) (*runtime.Park, error) {

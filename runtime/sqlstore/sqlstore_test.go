@@ -76,7 +76,7 @@ func TestTakeParkTwoProcesses(t *testing.T) {
 	}
 	for i := range 50 {
 		id := fmt.Sprintf("p%d", i)
-		if err := b.SavePark(ctx, &runtime.Park{ID: id, Type: runtime.ParkInteraction, ConversationID: "c1",
+		if _, err := b.SavePark(ctx, &runtime.Park{ID: id, Type: runtime.ParkInteraction, ConversationID: "c1",
 			Deadline: time.Now().Add(time.Minute), State: runtime.ParkPending}); err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestSQLiteSharedFile(t *testing.T) {
 	}
 	for i := range 20 {
 		id := fmt.Sprintf("p%d", i)
-		if err := a.SavePark(ctx, &runtime.Park{ID: id, ConversationID: "c1", State: runtime.ParkPending}); err != nil {
+		if _, err := a.SavePark(ctx, &runtime.Park{ID: id, ConversationID: "c1", State: runtime.ParkPending}); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup

@@ -47,7 +47,7 @@ func Cycle(ctx context.Context, s runtime.Store, id string) error {
 		ToolCalls: []runtime.ToolCall{call}, CreatedAt: now}); err != nil {
 		return err
 	}
-	if err := s.SavePark(ctx, &runtime.Park{ID: id + "-p", Type: runtime.ParkInteraction, ConversationID: id, SessionID: id + "-s",
+	if _, err := s.SavePark(ctx, &runtime.Park{ID: id + "-p", Type: runtime.ParkInteraction, ConversationID: id, SessionID: id + "-s",
 		Kind: "choices", Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(10 * time.Minute),
 		State: runtime.ParkPending, Turn: runtime.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 5}}}); err != nil {
 		return err

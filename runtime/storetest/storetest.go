@@ -416,10 +416,11 @@ func testParkRoundTrip(t *testing.T, s runtime.Store) {
 	wantNotFound(t, "PendingPark before any park", err)
 	_, err = s.PendingPark(ctx, "nope")
 	wantNotFound(t, "PendingPark(unknown conversation)", err)
-	wantNotFound(t, "SavePark(unknown conversation)", s.SavePark(ctx, newPark("nope", "p0", at(60))))
+	_, err = s.SavePark(ctx, newPark("nope", "p0", at(60)))
+	wantNotFound(t, "SavePark(unknown conversation)", err)
 
 	want := newPark("c1", "p1", at(600))
-	must(t, s.SavePark(ctx, want))
+	savePark(t, s, want)
 	got, err := s.PendingPark(ctx, "c1")
 	must(t, err)
 	if d := cmp.Diff(want, got, opts); d != "" {
@@ -431,7 +432,7 @@ func testParkRoundTrip(t *testing.T, s runtime.Store) {
 	// A confirmation park with the least set.
 	bare := &runtime.Park{ID: "p2", Type: runtime.ParkConfirmation, ConversationID: "c2", State: runtime.ParkPending,
 		ToolCall: runtime.ToolCall{ID: "call-w", Name: "write_crm"}, Deadline: at(5)}
-	must(t, s.SavePark(ctx, bare))
+	savePark(t, s, bare)
 	got, err = s.PendingPark(ctx, "c2")
 	must(t, err)
 	if d := cmp.Diff(bare, got, opts); d != "" {
@@ -462,7 +463,7 @@ func testParkRoundTrip(t *testing.T, s runtime.Store) {
 
 	// A new park after a taken one is the pending one again.
 	again := newPark("c1", "p3", at(900))
-	must(t, s.SavePark(ctx, again))
+	savePark(t, s, again)
 	got, err = s.PendingPark(ctx, "c1")
 	must(t, err)
 	if d := cmp.Diff(again, got, opts); d != "" {
@@ -472,11 +473,22 @@ func testParkRoundTrip(t *testing.T, s runtime.Store) {
 
 // testParkReplaced: a conversation has at most one pending park; saving a
 // new one replaces the old, which can no longer be taken.
+// savePark saves p and fails the test on an error.
+func savePark(t *testing.T, s runtime.Store, p *runtime.Park) {
+	t.Helper()
+	_, err := s.SavePark(context.Background(), p)
+	must(t, err)
+}
+
 func testParkReplaced(t *testing.T, s runtime.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
-	must(t, s.SavePark(ctx, newPark("c1", "old", at(-60))))
-	must(t, s.SavePark(ctx, newPark("c1", "new", at(-30))))
+	if replaced, err := s.SavePark(ctx, newPark("c1", "old", at(-60))); err != nil || replaced != "" {
+		t.Errorf("first SavePark = %q, %v; want nothing replaced", replaced, err)
+	}
+	if replaced, err := s.SavePark(ctx, newPark("c1", "new", at(-30))); err != nil || replaced != "old" {
+		t.Errorf("second SavePark = %q, %v; want old replaced", replaced, err)
+	}
 	got, err := s.PendingPark(ctx, "c1")
 	must(t, err)
 	if got.ID != "new" {
@@ -500,7 +512,7 @@ func testTakeParkOnce(t *testing.T, s runtime.Store) {
 	newConv(t, s, "c1")
 	for round := range 3 {
 		id := fmt.Sprintf("p%d", round)
-		must(t, s.SavePark(ctx, newPark("c1", id, time.Now().Add(time.Minute))))
+		savePark(t, s, newPark("c1", id, time.Now().Add(time.Minute)))
 		var (
 			wg   sync.WaitGroup
 			mu   sync.Mutex
@@ -558,11 +570,11 @@ func testExpiredParks(t *testing.T, s runtime.Store) {
 	}
 	p1 := newPark("past1", "p-past1", now.Add(-time.Hour))
 	p2 := newPark("past2", "p-past2", now.Add(-time.Microsecond))
-	must(t, s.SavePark(ctx, p1))
-	must(t, s.SavePark(ctx, p2))
-	must(t, s.SavePark(ctx, newPark("future", "p-future", now.Add(time.Microsecond))))
-	must(t, s.SavePark(ctx, newPark("exact", "p-exact", now))) // not before now
-	must(t, s.SavePark(ctx, newPark("taken", "p-taken", now.Add(-time.Hour))))
+	savePark(t, s, p1)
+	savePark(t, s, p2)
+	savePark(t, s, newPark("future", "p-future", now.Add(time.Microsecond)))
+	savePark(t, s, newPark("exact", "p-exact", now)) // not before now
+	savePark(t, s, newPark("taken", "p-taken", now.Add(-time.Hour)))
 	if _, ok, err := s.TakePark(ctx, "p-taken", runtime.ParkCancelled); err != nil || !ok {
 		t.Fatalf("TakePark(p-taken) = %v, %v", ok, err)
 	}
@@ -648,7 +660,7 @@ func testNoAliases(t *testing.T, s runtime.Store) {
 	}
 
 	p := newPark("c1", "p1", at(-10))
-	must(t, s.SavePark(ctx, p))
+	savePark(t, s, p)
 	mutatePark(p)
 	gp, err := s.PendingPark(ctx, "c1")
 	must(t, err)
