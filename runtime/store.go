@@ -134,6 +134,15 @@ type TurnState struct {
 	Citations []Citation        `json:"citations,omitempty"`
 }
 
+// Stash keeps the spec of a kind raised on the conversational path, for
+// the submit_interaction tool to validate against.
+func (s *TurnState) Stash(kind string, spec json.RawMessage) {
+	if s.Stashed == nil {
+		s.Stashed = map[string]string{}
+	}
+	s.Stashed[kind] = string(spec)
+}
+
 // Citation is a knowledge document a turn drew on, as eventual_response
 // lists it.
 type Citation struct {

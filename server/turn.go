@@ -370,10 +370,7 @@ func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
 		return false, err
 	}
 	if !supported(conv, d.Capability) {
-		if t.state.Stashed == nil {
-			t.state.Stashed = map[string]string{}
-		}
-		t.state.Stashed[d.Name] = string(r.Spec.JSON)
+		t.state.Stash(d.Name, r.Spec.JSON)
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: k.Fallback(r.Spec, r.Reason)})
 	}
@@ -490,10 +487,7 @@ func (c *conn) reattach(ctx context.Context, sess *runtime.Session, conv *runtim
 			if err != nil || !ok {
 				return
 			}
-			if taken.Turn.Stashed == nil {
-				taken.Turn.Stashed = map[string]string{}
-			}
-			taken.Turn.Stashed[p.Kind] = string(p.Spec)
+			taken.Turn.Stash(p.Kind, p.Spec)
 			s.resume(c, sess, taken, toolResult{text: k.Fallback(spec, p.Reason)})
 			return
 		}
