@@ -221,16 +221,19 @@ func (s *Server) expiredResult(p *runtime.Park) toolResult {
 	return toolResult{text: runtime.NoResponse().JSON()}
 }
 
-// claimParked removes the parked turn of park id from the registry and from
-// its connection's slot, and returns the connection it was on.
-func (s *Server) claimParked(id string) *conn {
+// unpark removes the parked turn of park id from the registry and returns
+// it, nil when no connection holds it.
+func (s *Server) unpark(id string) *turn {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	t := s.parked[id]
 	delete(s.parked, id)
-	s.mu.Unlock()
-	if t == nil || t.conn == nil {
-		return nil
+	return t
+}
+
+// claimParked unparks the turn of park id and frees its connection's slot.
+func (s *Server) claimParked(id string) {
+	if t := s.unpark(id); t != nil && t.conn != nil {
+		t.conn.release(t)
 	}
-	t.conn.release(t)
-	return t.conn
 }

@@ -515,10 +515,7 @@ func (c *conn) reattach(ctx context.Context, sess *runtime.Session, conv *runtim
 // there; otherwise the turn finishes with nobody listening. The caller has already queued
 // any acknowledgement, so it reaches the wire before the resumed stream.
 func (s *Server) resume(c *conn, sess *runtime.Session, p *runtime.Park, r toolResult) {
-	s.mu.Lock()
-	old := s.parked[p.ID]
-	delete(s.parked, p.ID)
-	s.mu.Unlock()
+	old := s.unpark(p.ID)
 	var owner *conn
 	if old != nil {
 		owner = old.conn
