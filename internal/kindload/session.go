@@ -98,17 +98,23 @@ func (s *session) start(ctx context.Context) (time.Duration, error) {
 		`,"sessionId":`+jsonString(s.sessionID)+`,"message":"Hi, what does it cost?","stream":true}`); err != nil {
 		return 0, failed("write send_message", err)
 	}
+	return s.readUntil(ctx, s.chk.Parked, "interaction_required", start, "wait for the park")
+}
+
+// readUntil reads and checks events until done, and returns the time from
+// start to the first event of type mark.
+func (s *session) readUntil(ctx context.Context, done func() bool, mark string, start time.Time, what string) (time.Duration, error) {
 	var lat time.Duration
-	for !s.chk.Parked() {
+	for !done() {
 		ev, err := s.read(ctx)
 		if err != nil {
-			return 0, failed("wait for the park", err)
+			return 0, failed(what, err)
 		}
-		if ev.Type == "interaction_required" && lat == 0 {
+		if ev.Type == mark && lat == 0 {
 			lat = time.Since(start)
 		}
 		if err := s.chk.Event(ev); err != nil {
-			return 0, failed("wait for the park", withFrame(err, ev))
+			return 0, failed(what, withFrame(err, ev))
 		}
 	}
 	return lat, nil
@@ -131,18 +137,9 @@ func (s *session) resume(ctx context.Context, tail bool) (time.Duration, error) 
 		return 0, failed("write submit_interaction", err)
 	}
 	s.chk.Submitted()
-	var lat time.Duration
-	for !s.chk.Done() {
-		ev, err := s.read(ctx)
-		if err != nil {
-			return 0, failed("wait for eventual_response", err)
-		}
-		if ev.Type == "eventual_response" && lat == 0 {
-			lat = time.Since(start)
-		}
-		if err := s.chk.Event(ev); err != nil {
-			return 0, failed("wait for eventual_response", withFrame(err, ev))
-		}
+	lat, err := s.readUntil(ctx, s.chk.Done, "eventual_response", start, "wait for eventual_response")
+	if err != nil {
+		return 0, err
 	}
 	if tail {
 		ping := s.id + "-ping"
