@@ -238,13 +238,7 @@ func (k *kindImpl[S, V]) Fallback(spec Spec, reason string) string {
 	if err == nil {
 		instructions = k.rules.Fallback(s, reason)
 	}
-	return marshalString(struct {
-		Instructions string          `json:"instructions"`
-		Kind         string          `json:"kind"`
-		Mode         string          `json:"mode"`
-		Reason       string          `json:"reason"`
-		Spec         json.RawMessage `json:"spec"`
-	}{instructions, k.desc.Name, "conversational", reason, spec.JSON})
+	return marshalString(FallbackDirective{Instructions: instructions, Kind: k.desc.Name, Mode: "conversational", Reason: reason, Spec: spec.JSON})
 }
 
 // decodeAny reads one JSON value, numbers kept exact, and rejects trailing

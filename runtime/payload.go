@@ -45,6 +45,18 @@ func NoResponse() Payload { return Payload{Status: StatusNoResponse, Message: No
 // with non-ASCII and HTML characters left as they are.
 func (p Payload) JSON() string { return marshalString(p) }
 
+// FallbackDirective is the raise tool's result on the conversational path,
+// where the channel cannot show the card: it tells the model to ask in
+// conversation and submit with the submit_interaction tool. Its fields are
+// in alphabetical order, as on the wire.
+type FallbackDirective struct {
+	Instructions string          `json:"instructions"`
+	Kind         string          `json:"kind"`
+	Mode         string          `json:"mode"` // always "conversational"
+	Reason       string          `json:"reason"`
+	Spec         json.RawMessage `json:"spec"`
+}
+
 // marshalString encodes v compactly without escaping <, > and &.
 func marshalString(v any) string {
 	var b bytes.Buffer

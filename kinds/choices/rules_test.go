@@ -382,13 +382,7 @@ func TestFallback(t *testing.T) {
 	t.Parallel()
 	k := newKind(t)
 	raise := kindtest.Raise(t, k, planTopics)
-	var env struct {
-		Instructions string          `json:"instructions"`
-		Kind         string          `json:"kind"`
-		Mode         string          `json:"mode"`
-		Reason       string          `json:"reason"`
-		Spec         json.RawMessage `json:"spec"`
-	}
+	var env runtime.FallbackDirective
 	if err := json.Unmarshal([]byte(k.Fallback(raise.Spec, raise.Reason)), &env); err != nil {
 		t.Fatal(err)
 	}
