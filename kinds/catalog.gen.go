@@ -4,17 +4,17 @@
 package kinds
 
 import (
+	"github.com/kindkit/kindkit"
 	choicesgen "github.com/kindkit/kindkit/gen/choices"
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
 	ratinggen "github.com/kindkit/kindkit/gen/rating"
 	choices "github.com/kindkit/kindkit/kinds/choices"
 	identityintake "github.com/kindkit/kindkit/kinds/identityintake"
 	rating "github.com/kindkit/kindkit/kinds/rating"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.
-func All() (*runtime.Catalog, error) {
+func All() (*kindkit.Catalog, error) {
 	choicesKind, err := choicesgen.New(choices.Rules{})
 	if err != nil {
 		return nil, err
@@ -27,5 +27,5 @@ func All() (*runtime.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return runtime.NewCatalog(choicesKind, identityintakeKind, ratingKind)
+	return kindkit.NewCatalog(choicesKind, identityintakeKind, ratingKind)
 }

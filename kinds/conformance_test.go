@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // reference is the reference implementation's spec folder, read at test time
@@ -301,7 +301,7 @@ func TestFixturePayloads(t *testing.T) {
 				t.Fatalf("fixture values rejected: %v", errs)
 			}
 			var got, want any
-			if err := json.Unmarshal([]byte(runtime.Submitted(values).JSON()), &got); err != nil {
+			if err := json.Unmarshal([]byte(kindkit.Submitted(values).JSON()), &got); err != nil {
 				t.Fatal(err)
 			}
 			if err := json.Unmarshal(fx[c.prefix+"_payload"].Instance, &want); err != nil {

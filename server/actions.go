@@ -8,7 +8,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/google/uuid"
+	"github.com/kindkit/kindkit"
+
+	"github.com/kindkit/kindkit/store"
 )
 
 // dispatch handles one text frame on the reader goroutine.
@@ -52,33 +55,33 @@ func (c *conn) internalError(requestID string, err error, what string) {
 }
 
 func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
-	store := c.srv.cfg.Store
+	db := c.srv.cfg.Store
 	agentID := strings.TrimSpace(f.AgentID)
 	if agentID == "" {
 		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'agentId'"))
 		return
 	}
-	var conv *runtime.Conversation
+	var conv *store.Conversation
 	if f.ConversationID != "" {
-		existing, err := store.Conversation(ctx, f.ConversationID)
+		existing, err := db.Conversation(ctx, f.ConversationID)
 		switch {
 		case err == nil && c.visible(existing):
 			conv = existing
 		case err == nil:
 			// Not the caller's: start a fresh conversation, as for an
 			// unknown id, so nothing tells the two apart.
-		case !errors.Is(err, runtime.ErrNotFound):
+		case !errors.Is(err, store.ErrNotFound):
 			c.internalError(f.RequestID, err, "load conversation")
 			return
 		}
 	}
 	created := conv == nil
 	if created {
-		conv = &runtime.Conversation{ID: newConversationID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
+		conv = &store.Conversation{ID: newConversationID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
 		if len(supports) > 0 {
 			conv.Supports = supports
 		}
-		if err := store.CreateConversation(ctx, conv); err != nil {
+		if err := db.CreateConversation(ctx, conv); err != nil {
 			c.internalError(f.RequestID, err, "create conversation")
 			return
 		}
@@ -87,18 +90,18 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		if len(declared) == 0 {
 			declared = nil // an explicit [] clears the set
 		}
-		if err := store.SetSupports(ctx, conv.ID, declared); err != nil {
+		if err := db.SetSupports(ctx, conv.ID, declared); err != nil {
 			c.srv.log.Warn("store supports", "conversationId", conv.ID, "err", err)
 		}
 	}
-	sess := &runtime.Session{ID: newUUID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,
-		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: newUUID(), AgentParticipantID: newUUID()}
-	if err := store.CreateSession(ctx, sess); err != nil {
+	sess := &store.Session{ID: uuid.NewString(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,
+		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
+	if err := db.CreateSession(ctx, sess); err != nil {
 		c.internalError(f.RequestID, err, "create session")
 		return
 	}
 	if c.sessions == nil {
-		c.sessions = map[string]*runtime.Session{}
+		c.sessions = map[string]*store.Session{}
 	}
 	c.sessions[sess.ID] = sess
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
@@ -110,7 +113,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	}
 }
 
-func sessionData(s *runtime.Session) object {
+func sessionData(s *store.Session) object {
 	d := object{"sessionId": s.ID, "conversationId": s.ConversationID, "agentName": s.AgentName,
 		"userParticipantId": s.UserParticipantID, "agentParticipantId": s.AgentParticipantID}
 	if s.AgentID != "" {
@@ -123,7 +126,7 @@ func sessionData(s *runtime.Session) object {
 // conversation is not visible to this connection. Sessions this connection
 // created are not read again: only their contact fields change later, and
 // nothing here reads those.
-func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, error) {
+func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, error) {
 	if id == "" {
 		return nil, false, nil
 	}
@@ -132,7 +135,7 @@ func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, 
 		return &cp, true, nil
 	}
 	s, err := c.srv.cfg.Store.Session(ctx, id)
-	if errors.Is(err, runtime.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -152,7 +155,7 @@ func (c *conn) session(ctx context.Context, id string) (*runtime.Session, bool, 
 
 // loadSession loads a visible session, or answers the frame with
 // notFound (or INTERNAL_ERROR on a storage failure) and returns false.
-func (c *conn) loadSession(ctx context.Context, id, requestID string, notFound event) (*runtime.Session, bool) {
+func (c *conn) loadSession(ctx context.Context, id, requestID string, notFound event) (*store.Session, bool) {
 	sess, ok, err := c.session(ctx, id)
 	if err != nil {
 		c.internalError(requestID, err, "load session")
@@ -187,18 +190,18 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	}
 	requestID := f.RequestID
 	if requestID == "" {
-		requestID = newUUID()
+		requestID = uuid.NewString()
 	}
 	sess, ok := c.loadSession(ctx, f.SessionID, requestID, errorEvent(requestID, codeSessionNotFound, "Session not found"))
 	if !ok {
 		return
 	}
-	t := c.srv.newTurn(c, sess, runtime.TurnState{RequestID: requestID})
+	t := c.srv.newTurn(c, sess, store.TurnState{RequestID: requestID})
 	c.mu.Lock()
 	c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
 	c.active = t
 	c.mu.Unlock()
-	t.start(&runtime.Message{ID: newUUID(), ConversationID: sess.ConversationID, Role: runtime.RoleUser,
+	t.start(&store.Message{ID: uuid.NewString(), ConversationID: sess.ConversationID, Role: store.RoleUser,
 		Text: f.Message, CreatedAt: time.Now().UTC()})
 }
 
@@ -218,7 +221,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		return
 	}
 	p, err := s.cfg.Store.PendingPark(ctx, sess.ConversationID)
-	if errors.Is(err, runtime.ErrNotFound) || (err == nil && p.Type != runtime.ParkInteraction) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.Type != store.ParkInteraction) {
 		c.send(noPendingEvent(f))
 		return
 	}
@@ -240,7 +243,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	}
 	if f.Declined {
 		c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
-			toolResult{text: runtime.Declined().JSON()})
+			toolResult{text: kindkit.Declined().JSON()})
 		return
 	}
 	if f.Values == nil {
@@ -264,7 +267,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		return
 	}
 	c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
-		toolResult{text: runtime.Submitted(values).JSON()},
+		toolResult{text: kindkit.Submitted(values).JSON()},
 		func() { s.hostEffect(ctx, sess.ID, p.Kind, values) })
 }
 
@@ -279,8 +282,8 @@ func (c *conn) busyWithOther(parkID string) bool {
 // resolve takes the park (exactly once, through the store), queues the ack,
 // runs the host effect, and only then resumes the turn, so the ack is on
 // the wire before any frame of the resumed stream.
-func (c *conn) resolve(ctx context.Context, f *frame, sess *runtime.Session, p *runtime.Park, ack object, message string, r toolResult, effects ...func()) {
-	taken, ok, err := c.srv.cfg.Store.TakePark(ctx, p.ID, runtime.ParkResolved)
+func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack object, message string, r toolResult, effects ...func()) {
+	taken, ok, err := c.srv.cfg.Store.TakePark(ctx, p.ID, store.ParkResolved)
 	if err != nil {
 		c.internalError(f.RequestID, err, "take park")
 		return
@@ -315,7 +318,7 @@ func (c *conn) cancelTurn(ctx context.Context, f *frame) {
 		// Cleared here, not by the turn, so a submit racing the cancel
 		// deterministically finds nothing.
 		c.srv.claimParked(t.parkID)
-		if _, _, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkCancelled); err != nil {
+		if _, _, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, store.ParkCancelled); err != nil {
 			c.srv.log.Error("cancel park", "interactionId", t.parkID, "err", err)
 		}
 	}
@@ -330,8 +333,8 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
-	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []runtime.Role{runtime.RoleUser, runtime.RoleReply}, f.Cursor, pageSize(f.Limit))
-	if errors.Is(err, runtime.ErrNotFound) && f.Cursor != "" {
+	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []store.Role{store.RoleUser, store.RoleReply}, f.Cursor, pageSize(f.Limit))
+	if errors.Is(err, store.ErrNotFound) && f.Cursor != "" {
 		c.send(errorEvent(f.RequestID, codeValidation, "Unknown 'cursor'"))
 		return
 	}
@@ -343,7 +346,7 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	out := make([]object, len(msgs))
 	for i, m := range msgs {
 		dir := "outbound"
-		if m.Role == runtime.RoleUser {
+		if m.Role == store.RoleUser {
 			dir = "inbound"
 		}
 		out[i] = object{"id": m.ID, "direction": dir, "content": object{"text": m.Text},
@@ -371,7 +374,7 @@ func pageSize(limit int) int {
 // caller gets only the conversations this connection has sessions in,
 // never anyone else's.
 func (c *conn) listConversations(ctx context.Context, f *frame) {
-	filter := runtime.ConversationFilter{Owner: c.principal.Sub}
+	filter := store.ConversationFilter{Owner: c.principal.Sub}
 	if !c.auth || c.principal.Sub == "" {
 		seen := map[string]bool{}
 		filter.IDs = []string{}
@@ -447,11 +450,11 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	c.mu.Lock()
 	t := c.active
 	c.mu.Unlock()
-	if t == nil || t.parkType != runtime.ParkConfirmation || t.session.ID != f.SessionID {
+	if t == nil || t.parkType != store.ParkConfirmation || t.session.ID != f.SessionID {
 		c.send(noPending)
 		return
 	}
-	p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, runtime.ParkResolved)
+	p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, store.ParkResolved)
 	if err != nil {
 		c.internalError(f.RequestID, err, "take confirmation")
 		return
@@ -471,7 +474,7 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 }
 
 // runFixedTool runs an approved host tool.
-func (s *Server) runFixedTool(call runtime.ToolCall) toolResult {
+func (s *Server) runFixedTool(call store.ToolCall) toolResult {
 	for _, ft := range s.cfg.Tools {
 		if ft.Name == call.Name {
 			return toolResult{text: ft.Result}

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 const (
@@ -16,14 +16,14 @@ const (
 // cite searches the knowledge with the person's message (PROTOCOL.md §7.4):
 // the best documents become the turn's citations, kept in its state so a
 // turn resumed from a park, in any process, still reports them.
-func (s *Server) cite(message string) []runtime.Citation {
+func (s *Server) cite(message string) []store.Citation {
 	if s.cfg.Knowledge == nil {
 		return nil
 	}
 	hits := s.cfg.Knowledge.Search(message, citationsPerTurn)
-	out := make([]runtime.Citation, len(hits))
+	out := make([]store.Citation, len(hits))
 	for i, h := range hits {
-		out[i] = runtime.Citation{ID: h.Source, Title: h.Source, Snippet: snippet(h.Content), Score: float64(h.Score)}
+		out[i] = store.Citation{ID: h.Source, Title: h.Source, Snippet: snippet(h.Content), Score: float64(h.Score)}
 		if strings.HasPrefix(h.Source, "http://") || strings.HasPrefix(h.Source, "https://") {
 			out[i].URL = h.Source
 		}
@@ -47,7 +47,7 @@ func snippet(content string) string {
 // documents are the whole documents behind a turn's citations, for the
 // model; a citation whose document is gone (the server restarted with
 // other knowledge) is left out.
-func (s *Server) documents(cs []runtime.Citation) []knowledge.Doc {
+func (s *Server) documents(cs []store.Citation) []knowledge.Doc {
 	if s.cfg.Knowledge == nil || len(cs) == 0 {
 		return nil
 	}

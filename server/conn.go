@@ -8,7 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // conn is one WebSocket connection: a reader (serve) that dispatches
@@ -16,9 +16,9 @@ import (
 type conn struct {
 	srv       *Server
 	ws        *websocket.Conn
-	auth      bool                        // tokens are checked: conversations are scoped to their owner
-	principal Principal                   // zero when anonymous
-	sessions  map[string]*runtime.Session // the sessions this connection created, read by its reader only
+	auth      bool                      // tokens are checked: conversations are scoped to their owner
+	principal Principal                 // zero when anonymous
+	sessions  map[string]*store.Session // the sessions this connection created, read by its reader only
 
 	mu       sync.Mutex
 	queue    [][]byte
@@ -40,7 +40,7 @@ func newConn(s *Server, ws *websocket.Conn) *conn {
 
 // visible tells whether this connection may see a conversation: without
 // auth every one; with auth its own and ownerless ones.
-func (c *conn) visible(conv *runtime.Conversation) bool {
+func (c *conn) visible(conv *store.Conversation) bool {
 	return !c.auth || conv.Owner == "" || conv.Owner == c.principal.Sub
 }
 
@@ -222,7 +222,7 @@ func (c *conn) drain(ctx context.Context) {
 		if parkID != "" {
 			if c.srv.cfg.KeepParksOnDrain {
 				c.release(t)
-			} else if p, ok, err := c.srv.cfg.Store.TakePark(ctx, parkID, runtime.ParkExpired); err == nil && ok {
+			} else if p, ok, err := c.srv.cfg.Store.TakePark(ctx, parkID, store.ParkExpired); err == nil && ok {
 				c.srv.resume(c, nil, p, c.srv.expiredResult(p))
 			} else {
 				c.release(t)

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/runtime/memstore"
+	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // FuzzFrames hands arbitrary frames to the decoder and the action handlers
@@ -31,7 +32,7 @@ func FuzzFrames(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	script, _ := NewScripted([]ScriptEntry{{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[{"question":"Q","header":"H","options":["a","b"]}]}`}, {Kind: "text", Text: "ok"}})
+	script, _ := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[{"question":"Q","header":"H","options":["a","b"]}]}`}, {Kind: "text", Text: "ok"}})
 	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: script})
 	if err != nil {
 		f.Fatal(err)

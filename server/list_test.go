@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/runtime/memstore"
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // listConversations sends list_conversations and returns the list.
@@ -38,7 +39,7 @@ func conversationIDs(list []any) []string {
 // Without auth, a conversation id is the bearer secret: a connection lists
 // the conversations it has sessions in, newest first, and nobody else's.
 func TestListConversationsAnonymous(t *testing.T) {
-	model, err := server.NewScripted([]server.ScriptEntry{{Kind: "text", Text: "Lisbon it is."}})
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "text", Text: "Lisbon it is."}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +113,9 @@ func TestListConversationsOwned(t *testing.T) {
 	}
 }
 
-type failingList struct{ runtime.Store }
+type failingList struct{ store.Store }
 
-func (failingList) ListConversations(context.Context, runtime.ConversationFilter, int) ([]runtime.ConversationSummary, error) {
+func (failingList) ListConversations(context.Context, store.ConversationFilter, int) ([]store.ConversationSummary, error) {
 	return nil, errors.New("disk on fire")
 }
 

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Error codes of the protocol (PROTOCOL.md §3.8).
@@ -287,7 +287,7 @@ type eventualPayload struct {
 	Response        replyResponse `json:"response"`
 	Usage           usage         `json:"usage"`
 	// Citations is present only when the turn drew on knowledge.
-	Citations []runtime.Citation `json:"citations,omitempty"`
+	Citations []store.Citation `json:"citations,omitempty"`
 }
 
 type replyResponse struct {

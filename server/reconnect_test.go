@@ -5,12 +5,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/server"
 )
 
-func parkingScript(t *testing.T) server.Model {
+func parkingScript(t *testing.T) agent.Model {
 	t.Helper()
-	m, err := server.NewScripted([]server.ScriptEntry{
+	m, err := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "Pro it is."},
 	})
@@ -152,7 +153,7 @@ func TestRacingSubmits(t *testing.T) {
 func TestNewerRaiseReplacesPark(t *testing.T) {
 	// The script's position is kept per conversation: X raises (A), then
 	// raises again (B), then answers (A); Y raises (B).
-	model, err := server.NewScripted([]server.ScriptEntry{
+	model, err := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "A again"},

@@ -8,13 +8,14 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Bad frames get an error event and the connection keeps working.
 func TestBadFrames(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
+	_, url := startServer(t, server.Config{Model: &agent.Scripted{}})
 	c := dial(t, url)
 	for name, tc := range map[string]struct{ frame, code, requestID string }{
 		"not JSON":           {`{"action":`, "VALIDATION_ERROR", ""},
@@ -59,7 +60,7 @@ func TestBadFrames(t *testing.T) {
 
 // A frame over 1 MiB ends that connection and no other.
 func TestOversizedFrame(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
+	_, url := startServer(t, server.Config{Model: &agent.Scripted{}})
 	big, other := dial(t, url), dial(t, url)
 	big.Send(`{"action":"ping","requestId":"` + strings.Repeat("x", 1<<20) + `"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -74,7 +75,7 @@ func TestOversizedFrame(t *testing.T) {
 // A client that never reads loses its connection once its queue is full;
 // other connections go on.
 func TestClientThatStopsReading(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &server.Scripted{}})
+	_, url := startServer(t, server.Config{Model: &agent.Scripted{}})
 	slow, other := dial(t, url), dial(t, url)
 	ping := []byte(`{"action":"ping","requestId":"` + strings.Repeat("p", 60<<10) + `"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -103,7 +104,7 @@ const raiseChoices = `{"questions":[{"question":"Which plan?","header":"Plan","o
 // Cancel while parked: cancelled and nothing else; the park is gone; the
 // next turn gets the next script entry.
 func TestCancelWhileParked(t *testing.T) {
-	script, _ := server.NewScripted([]server.ScriptEntry{
+	script, _ := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "second"},
 	})
@@ -135,7 +136,7 @@ func TestCancelWhileParked(t *testing.T) {
 // A park whose deadline passes resolves no_response and the turn finishes
 // and is stored, with nobody connected.
 func TestParkDeadline(t *testing.T) {
-	script, _ := server.NewScripted([]server.ScriptEntry{
+	script, _ := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "moving on"},
 	})
@@ -165,7 +166,7 @@ func TestParkDeadline(t *testing.T) {
 // Shutdown resolves a parked turn no_response, flushes the rest of the
 // turn and closes with 1001.
 func TestDrainWhileParked(t *testing.T) {
-	script, _ := server.NewScripted([]server.ScriptEntry{
+	script, _ := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "bye"},
 	})
@@ -200,18 +201,18 @@ type gateModel struct {
 	release chan struct{}
 }
 
-func (g *gateModel) Respond(ctx context.Context, req server.ModelRequest, onText func(string)) (server.ModelResponse, error) {
+func (g *gateModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
 	if req.Position == 0 {
 		g.started <- struct{}{}
 		select {
 		case <-g.release:
 		case <-ctx.Done():
-			return server.ModelResponse{}, ctx.Err()
+			return agent.ModelResponse{}, ctx.Err()
 		}
-		return server.ModelResponse{Position: 1, ToolCalls: []runtime.ToolCall{{ID: "c1", Name: "request_choices", Arguments: raiseChoices}}}, nil
+		return agent.ModelResponse{Position: 1, ToolCalls: []store.ToolCall{{ID: "c1", Name: "request_choices", Arguments: raiseChoices}}}, nil
 	}
 	onText("done")
-	return server.ModelResponse{Position: 2, Text: "done"}, nil
+	return agent.ModelResponse{Position: 2, Text: "done"}, nil
 }
 
 // A turn that parks while the server drains (memory store) cannot wait for

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/scenario"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/runtime/memstore"
-	"github.com/kindkit/kindkit/runtime/sqlstore"
-	"github.com/kindkit/kindkit/runtime/storetest"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+	"github.com/kindkit/kindkit/store/sqlstore"
+	"github.com/kindkit/kindkit/store/storetest"
 )
 
 // scenarioDirs are the corpora every run checks: the reference corpus
@@ -32,9 +33,9 @@ func scenarioDirs(t *testing.T) []string {
 func TestScenarios(t *testing.T) {
 	for _, st := range scenarioStores(t) {
 		t.Run(st.name, func(t *testing.T) {
-			store := st.open(t)
+			db := st.open(t)
 			for _, dir := range scenarioDirs(t) {
-				runDir(t, dir, store)
+				runDir(t, dir, db)
 			}
 		})
 	}
@@ -42,7 +43,7 @@ func TestScenarios(t *testing.T) {
 
 type namedStore struct {
 	name string
-	open func(t *testing.T) runtime.Store
+	open func(t *testing.T) store.Store
 }
 
 // scenarioStores are memory, SQLite, and PostgreSQL when
@@ -51,20 +52,20 @@ type namedStore struct {
 // conversations of its own.
 func scenarioStores(t *testing.T) []namedStore {
 	stores := []namedStore{
-		{"memory", func(t *testing.T) runtime.Store { return memstore.New() }},
-		{"sqlite", func(t *testing.T) runtime.Store {
+		{"memory", func(t *testing.T) store.Store { return memstore.New() }},
+		{"sqlite", func(t *testing.T) store.Store {
 			return openSQL(t, "sqlite:"+filepath.Join(t.TempDir(), "kindkit.db"))
 		}},
 	}
 	if os.Getenv("KINDKIT_TEST_POSTGRES") != "" {
-		stores = append(stores, namedStore{"postgres", func(t *testing.T) runtime.Store { return openSQL(t, storetest.PostgresDB(t)) }})
+		stores = append(stores, namedStore{"postgres", func(t *testing.T) store.Store { return openSQL(t, storetest.PostgresDB(t)) }})
 	} else if os.Getenv("CI") == "true" {
 		t.Fatal("KINDKIT_TEST_POSTGRES is not set: CI must start PostgreSQL (scripts/postgres.sh)")
 	}
 	return stores
 }
 
-func openSQL(t *testing.T, dsn string) runtime.Store {
+func openSQL(t *testing.T, dsn string) store.Store {
 	t.Helper()
 	s, err := sqlstore.Open(context.Background(), dsn)
 	if err != nil {
@@ -74,7 +75,7 @@ func openSQL(t *testing.T, dsn string) runtime.Store {
 	return s
 }
 
-func runDir(t *testing.T, dir string, store runtime.Store) {
+func runDir(t *testing.T, dir string, db store.Store) {
 	t.Helper()
 	scenarios, err := scenario.LoadDir(dir)
 	if err != nil {
@@ -82,7 +83,7 @@ func runDir(t *testing.T, dir string, store runtime.Store) {
 	}
 	for _, sc := range scenarios {
 		t.Run(filepath.Base(dir)+"/"+filepath.Base(sc.File), func(t *testing.T) {
-			runScenario(t, sc, store)
+			runScenario(t, sc, db)
 		})
 	}
 }
@@ -90,17 +91,17 @@ func runDir(t *testing.T, dir string, store runtime.Store) {
 // runScenario boots a fresh server (no auth) on the given store with the
 // scenario's script, tools and knowledge on a real port, and runs it on one
 // socket.
-func runScenario(t *testing.T, sc *scenario.Scenario, store runtime.Store) {
+func runScenario(t *testing.T, sc *scenario.Scenario, db store.Store) {
 	t.Helper()
-	entries := make([]server.ScriptEntry, len(sc.MockLLMScript))
+	entries := make([]agent.ScriptEntry, len(sc.MockLLMScript))
 	for i, e := range sc.MockLLMScript {
-		entries[i] = server.ScriptEntry{Kind: e.Kind, Text: e.Text, Name: e.Name, Arguments: e.Arguments, ID: e.ID}
+		entries[i] = agent.ScriptEntry{Kind: e.Kind, Text: e.Text, Name: e.Name, Arguments: e.Arguments, ID: e.ID}
 	}
-	model, err := server.NewScripted(entries)
+	model, err := agent.NewScripted(entries)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Model: model, ConfirmTools: sc.Server.ConfirmTools, Store: store}
+	cfg := server.Config{Model: model, ConfirmTools: sc.Server.ConfirmTools, Store: db}
 	if len(sc.Server.Knowledge) > 0 {
 		docs := make([]knowledge.Doc, len(sc.Server.Knowledge))
 		for i, d := range sc.Server.Knowledge {
@@ -115,7 +116,7 @@ func runScenario(t *testing.T, sc *scenario.Scenario, store runtime.Store) {
 		if len(params) == 0 {
 			params = scenario.DefaultToolParameters
 		}
-		cfg.Tools = append(cfg.Tools, server.FixedTool{Tool: server.Tool{Name: tool.Name, Description: tool.Description, Parameters: params}, Result: tool.Result})
+		cfg.Tools = append(cfg.Tools, agent.FixedTool{Tool: agent.Tool{Name: tool.Name, Description: tool.Description, Parameters: params}, Result: tool.Result})
 	}
 	_, url := startServer(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

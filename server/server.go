@@ -11,17 +11,19 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Config is what a Server is built from.
 type Config struct {
-	Catalog      *runtime.Catalog
-	Store        runtime.Store
-	Model        Model
-	Tools        []FixedTool // host tools with fixed results
-	ConfirmTools []string    // a tool whose name contains one of these waits for confirm_tool_action
+	Catalog      *kindkit.Catalog
+	Store        store.Store
+	Model        agent.Model
+	Tools        []agent.FixedTool // host tools with fixed results
+	ConfirmTools []string          // a tool whose name contains one of these waits for confirm_tool_action
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, to the client.
 	Knowledge *knowledge.Index
@@ -204,7 +206,7 @@ func (s *Server) expireParks() {
 		return
 	}
 	for _, p := range parks {
-		taken, ok, err := s.cfg.Store.TakePark(ctx, p.ID, runtime.ParkExpired)
+		taken, ok, err := s.cfg.Store.TakePark(ctx, p.ID, store.ParkExpired)
 		if err != nil || !ok {
 			continue
 		}
@@ -214,11 +216,11 @@ func (s *Server) expireParks() {
 }
 
 // expiredResult is the tool result of a park nobody answered in time.
-func (s *Server) expiredResult(p *runtime.Park) toolResult {
-	if p.Type == runtime.ParkConfirmation {
+func (s *Server) expiredResult(p *store.Park) toolResult {
+	if p.Type == store.ParkConfirmation {
 		return toolResult{text: deniedResult, isError: true}
 	}
-	return toolResult{text: runtime.NoResponse().JSON()}
+	return toolResult{text: kindkit.NoResponse().JSON()}
 }
 
 // unpark removes the parked turn of park id from the registry and returns

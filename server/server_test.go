@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/server"
@@ -31,7 +32,7 @@ var (
 )
 
 func TestDemoFlow(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: server.Demo{}})
+	_, url := startServer(t, server.Config{Model: agent.Demo{}})
 	c := dial(t, url)
 	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
 	sid := path(c.Expect("immediate_response")[0], "data", "sessionId").(string)

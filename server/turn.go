@@ -9,7 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/google/uuid"
+	"github.com/kindkit/kindkit"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/store"
 )
 
 // A turn is one send_message and everything it causes, until its terminal
@@ -19,19 +23,19 @@ import (
 type turn struct {
 	srv       *Server
 	conn      *conn // nil when no connection follows the turn (it still finishes)
-	session   *runtime.Session
+	session   *store.Session
 	requestID string
 	ctx       context.Context
 	cancel    context.CancelFunc
-	state     runtime.TurnState
+	state     store.TurnState
 	parkID    string // set while parked
-	parkType  runtime.ParkKind
+	parkType  store.ParkKind
 
 	// Read from the store once per run of the turn, then kept up to date
 	// by the turn itself: the conversation (capabilities are read at the
 	// start of a turn) and the model's view of its history.
-	conv *runtime.Conversation
-	log  []*runtime.Message
+	conv *store.Conversation
+	log  []*store.Message
 }
 
 const (
@@ -41,14 +45,14 @@ const (
 	submitToolDescribe = "Submit what the visitor told you in conversation for an interaction whose card this channel cannot show. The values are checked; on errors, re-ask the visitor and submit again."
 )
 
-func (s *Server) newTurn(c *conn, sess *runtime.Session, state runtime.TurnState) *turn {
+func (s *Server) newTurn(c *conn, sess *store.Session, state store.TurnState) *turn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &turn{srv: s, conn: c, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state}
 }
 
 // start stores the person's message, looks up the knowledge for it, and
 // runs the turn.
-func (t *turn) start(userMessage *runtime.Message) {
+func (t *turn) start(userMessage *store.Message) {
 	t.goRun(func() {
 		t.state.Citations = t.srv.cite(userMessage.Text)
 		if err := t.srv.cfg.Store.AppendMessages(t.ctx, userMessage); err != nil {
@@ -96,7 +100,7 @@ func (t *turn) fail(err error) {
 // run is the agent loop: answer the pending tool calls, call the model, and
 // again, until the model answers without tools or a tool parks the turn.
 func (t *turn) run() {
-	store := t.srv.cfg.Store
+	db := t.srv.cfg.Store
 	for {
 		for len(t.state.Pending) > 0 {
 			if t.ctx.Err() != nil {
@@ -126,7 +130,7 @@ func (t *turn) run() {
 			t.fail(err)
 			return
 		}
-		resp, err := t.srv.cfg.Model.Respond(t.ctx, ModelRequest{
+		resp, err := t.srv.cfg.Model.Respond(t.ctx, agent.ModelRequest{
 			ConversationID: conv.ID, Position: conv.ModelPos, History: history, Tools: t.tools(conv),
 			Knowledge: t.srv.documents(t.state.Citations),
 		}, func(text string) {
@@ -142,7 +146,7 @@ func (t *turn) run() {
 			return
 		}
 		if resp.Position != conv.ModelPos {
-			if err := store.SetModelPos(t.ctx, conv.ID, resp.Position); err != nil {
+			if err := db.SetModelPos(t.ctx, conv.ID, resp.Position); err != nil {
 				t.fail(err)
 				return
 			}
@@ -152,13 +156,13 @@ func (t *turn) run() {
 		t.state.Usage = t.state.Usage.Add(resp.Usage)
 		for i := range resp.ToolCalls {
 			if resp.ToolCalls[i].ID == "" {
-				resp.ToolCalls[i].ID = "call-" + newUUID()
+				resp.ToolCalls[i].ID = "call-" + uuid.NewString()
 			}
 		}
-		var said *runtime.Message
+		var said *store.Message
 		if resp.Text != "" || len(resp.ToolCalls) > 0 {
-			said = &runtime.Message{ID: newUUID(), ConversationID: conv.ID,
-				Role: runtime.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, CreatedAt: time.Now().UTC()}
+			said = &store.Message{ID: uuid.NewString(), ConversationID: conv.ID,
+				Role: store.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, CreatedAt: time.Now().UTC()}
 		}
 		if len(resp.ToolCalls) == 0 {
 			t.complete(said)
@@ -173,7 +177,7 @@ func (t *turn) run() {
 }
 
 // conversation is the turn's conversation, read once.
-func (t *turn) conversation() (*runtime.Conversation, error) {
+func (t *turn) conversation() (*store.Conversation, error) {
 	if t.conv == nil {
 		conv, err := t.srv.cfg.Store.Conversation(t.ctx, t.session.ConversationID)
 		if err != nil {
@@ -185,13 +189,13 @@ func (t *turn) conversation() (*runtime.Conversation, error) {
 }
 
 // write stores messages and adds them to the model's view of the history.
-func (t *turn) write(msgs ...*runtime.Message) error {
+func (t *turn) write(msgs ...*store.Message) error {
 	if err := t.srv.cfg.Store.AppendMessages(t.ctx, msgs...); err != nil {
 		return err
 	}
 	if t.log != nil {
 		for _, m := range msgs {
-			if m.Role != runtime.RoleReply {
+			if m.Role != store.RoleReply {
 				t.log = append(t.log, m)
 			}
 		}
@@ -204,12 +208,12 @@ func (t *turn) write(msgs ...*runtime.Message) error {
 
 // complete stores the model's last words and the reply in one write and
 // sends eventual_response.
-func (t *turn) complete(said *runtime.Message) {
-	reply := &runtime.Message{ID: newUUID(), ConversationID: t.session.ConversationID, Role: runtime.RoleReply,
+func (t *turn) complete(said *store.Message) {
+	reply := &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleReply,
 		Text: t.state.Text, CreatedAt: time.Now().UTC()}
-	msgs := []*runtime.Message{reply}
+	msgs := []*store.Message{reply}
 	if said != nil {
-		msgs = []*runtime.Message{said, reply}
+		msgs = []*store.Message{said, reply}
 	}
 	if err := t.write(msgs...); err != nil {
 		t.fail(err)
@@ -231,10 +235,10 @@ func (t *turn) complete(said *runtime.Message) {
 // history is what the model sees: the last messages of the conversation,
 // oldest first, without tool calls that never got a result (a cancelled
 // turn's) so every call the model sees is answered.
-func (t *turn) history() ([]*runtime.Message, error) {
+func (t *turn) history() ([]*store.Message, error) {
 	if t.log == nil {
 		msgs, _, err := t.srv.cfg.Store.Messages(t.ctx, t.session.ConversationID,
-			[]runtime.Role{runtime.RoleUser, runtime.RoleAssistant, runtime.RoleTool}, "", historyLimit)
+			[]store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool}, "", historyLimit)
 		if err != nil {
 			return nil, err
 		}
@@ -244,18 +248,18 @@ func (t *turn) history() ([]*runtime.Message, error) {
 	msgs := slices.Clone(t.log)
 	answered := map[string]bool{}
 	for _, m := range msgs {
-		if m.Role == runtime.RoleTool {
+		if m.Role == store.RoleTool {
 			answered[m.ToolCallID] = true
 		}
 	}
 	out := msgs[:0]
 	for i, m := range msgs {
-		if m.Role == runtime.RoleTool && (i == 0 || !hasCall(msgs[:i], m.ToolCallID)) {
+		if m.Role == store.RoleTool && (i == 0 || !hasCall(msgs[:i], m.ToolCallID)) {
 			continue // its call fell outside the window
 		}
-		if m.Role == runtime.RoleAssistant && len(m.ToolCalls) > 0 {
+		if m.Role == store.RoleAssistant && len(m.ToolCalls) > 0 {
 			cp := *m
-			cp.ToolCalls = slices.DeleteFunc(slices.Clone(m.ToolCalls), func(c runtime.ToolCall) bool { return !answered[c.ID] })
+			cp.ToolCalls = slices.DeleteFunc(slices.Clone(m.ToolCalls), func(c store.ToolCall) bool { return !answered[c.ID] })
 			if cp.Text == "" && len(cp.ToolCalls) == 0 {
 				continue
 			}
@@ -266,7 +270,7 @@ func (t *turn) history() ([]*runtime.Message, error) {
 	return out, nil
 }
 
-func hasCall(msgs []*runtime.Message, id string) bool {
+func hasCall(msgs []*store.Message, id string) bool {
 	for _, m := range msgs {
 		for _, c := range m.ToolCalls {
 			if c.ID == id {
@@ -278,28 +282,28 @@ func hasCall(msgs []*runtime.Message, id string) bool {
 }
 
 // supported tells whether the conversation declared a capability.
-func supported(conv *runtime.Conversation, capability string) bool {
+func supported(conv *store.Conversation, capability string) bool {
 	return capability != "" && slices.Contains(conv.Supports, capability)
 }
 
 // tools are the host tools, then one raise tool per kind, then
 // submit_interaction when some kind is on the conversational path.
-func (t *turn) tools(conv *runtime.Conversation) []Tool {
-	var tools []Tool
+func (t *turn) tools(conv *store.Conversation) []agent.Tool {
+	var tools []agent.Tool
 	for _, ft := range t.srv.cfg.Tools {
 		tools = append(tools, ft.Tool)
 	}
 	var fallback []string
 	for _, k := range t.srv.cfg.Catalog.Kinds() {
 		d := k.Descriptor()
-		tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
+		tools = append(tools, agent.Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
 		if !supported(conv, d.Capability) {
 			fallback = append(fallback, d.Name)
 		}
 	}
 	if len(fallback) > 0 {
 		enum, _ := json.Marshal(fallback)
-		tools = append(tools, Tool{Name: submitToolName, Description: submitToolDescribe,
+		tools = append(tools, agent.Tool{Name: submitToolName, Description: submitToolDescribe,
 			Parameters: json.RawMessage(fmt.Sprintf(submitToolSchema, enum))})
 	}
 	return tools
@@ -312,7 +316,7 @@ type toolResult struct {
 
 // runTool runs one tool call: it emits the call chunk and the result chunk
 // and stores the result, or parks the turn.
-func (t *turn) runTool(call runtime.ToolCall) (parked bool, err error) {
+func (t *turn) runTool(call store.ToolCall) (parked bool, err error) {
 	s := t.srv
 	if k, ok := s.cfg.Catalog.ByTool(call.Name); ok {
 		return t.raise(k, call)
@@ -326,7 +330,7 @@ func (t *turn) runTool(call runtime.ToolCall) (parked bool, err error) {
 			continue
 		}
 		if t.gated(call.Name) {
-			return t.park(&runtime.Park{Type: runtime.ParkConfirmation, ToolCall: call})
+			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
 		}
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: ft.Result})
@@ -345,9 +349,9 @@ func (t *turn) gated(name string) bool {
 }
 
 // answer stores a tool result and emits its chunk.
-func (t *turn) answer(call runtime.ToolCall, r toolResult) error {
-	err := t.write(&runtime.Message{ID: newUUID(), ConversationID: t.session.ConversationID,
-		Role: runtime.RoleTool, Text: r.text, ToolCallID: call.ID, ToolName: call.Name, IsError: r.isError, CreatedAt: time.Now().UTC()})
+func (t *turn) answer(call store.ToolCall, r toolResult) error {
+	err := t.write(&store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID,
+		Role: store.RoleTool, Text: r.text, ToolCallID: call.ID, ToolName: call.Name, IsError: r.isError, CreatedAt: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
@@ -358,7 +362,7 @@ func (t *turn) answer(call runtime.ToolCall, r toolResult) error {
 // raise handles a kind's raise tool: a tool error when the arguments are
 // wrong, the card when the conversation declared the capability, the
 // conversational fallback otherwise.
-func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
+func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 	d := k.Descriptor()
 	r, err := k.ParseRaise([]byte(call.Arguments))
 	if err != nil {
@@ -374,27 +378,27 @@ func (t *turn) raise(k runtime.Kind, call runtime.ToolCall) (bool, error) {
 		t.emit(toolCallChunk(t.requestID, call.Name, call.Arguments))
 		return false, t.answer(call, toolResult{text: k.Fallback(r.Spec, r.Reason)})
 	}
-	return t.park(&runtime.Park{Type: runtime.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
+	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
 // park stores the turn as a park, then emits the prompt and the deferred
 // call chunk. The turn's goroutine ends; a submit, a confirmation, the
 // deadline or a drain resumes it from the store.
-func (t *turn) park(p *runtime.Park) (bool, error) {
+func (t *turn) park(p *store.Park) (bool, error) {
 	s := t.srv
-	store := s.cfg.Store
+	db := s.cfg.Store
 	if p.ID == "" {
-		p.ID = newUUID()
+		p.ID = uuid.NewString()
 	}
 	p.ConversationID = t.session.ConversationID
 	p.SessionID = t.session.ID
 	p.Deadline = time.Now().Add(s.cfg.ParkTimeout)
-	p.State = runtime.ParkPending
+	p.State = store.ParkPending
 	p.Turn = t.state
 	p.Turn.Pending = slices.Clone(t.state.Pending)
 	// The newest raise wins: the store drops an older park of the
 	// conversation, and its turn lets go of its connection's slot.
-	replaced, err := store.SavePark(t.ctx, p)
+	replaced, err := db.SavePark(t.ctx, p)
 	if err != nil {
 		return false, err
 	}
@@ -409,7 +413,7 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 	case t.conn.active != t:
 		// Cancelled while parking: the park must not outlive the turn.
 		t.conn.mu.Unlock()
-		store.TakePark(context.Background(), p.ID, runtime.ParkCancelled)
+		db.TakePark(context.Background(), p.ID, store.ParkCancelled)
 		return true, nil
 	case t.conn.draining && s.cfg.KeepParksOnDrain:
 		// The process is going away; the park waits in the store for a
@@ -422,7 +426,7 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 		// The process is going away with its memory: nobody can answer
 		// the card, so the turn goes on without it.
 		t.conn.mu.Unlock()
-		taken, ok, err := store.TakePark(t.ctx, p.ID, runtime.ParkExpired)
+		taken, ok, err := db.TakePark(t.ctx, p.ID, store.ParkExpired)
 		if err != nil || !ok {
 			return true, err
 		}
@@ -445,8 +449,8 @@ func (t *turn) park(p *runtime.Park) (bool, error) {
 
 // prompt is the event that shows a park to a person: the card, or the
 // write confirmation.
-func prompt(p *runtime.Park) event {
-	if p.Type == runtime.ParkConfirmation {
+func prompt(p *store.Park) event {
+	if p.Type == store.ParkConfirmation {
 		return nested("write_confirmation_required", p.Turn.RequestID, object{
 			"toolId": p.ToolCall.Name, "actionDescription": fmt.Sprintf("Approve calling tool '%s'?", p.ToolCall.Name)})
 	}
@@ -457,11 +461,11 @@ func prompt(p *runtime.Park) event {
 // conversation: with the kind's capability it gets the same card again and
 // the parked turn becomes this connection's; without it the park is
 // answered with the conversational fallback and the turn runs on here.
-func (c *conn) reattach(ctx context.Context, sess *runtime.Session, conv *runtime.Conversation) {
+func (c *conn) reattach(ctx context.Context, sess *store.Session, conv *store.Conversation) {
 	s := c.srv
 	p, err := s.cfg.Store.PendingPark(ctx, conv.ID)
 	if err != nil {
-		if !errors.Is(err, runtime.ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			s.log.Error("load pending park", "conversationId", conv.ID, "err", err)
 		}
 		return
@@ -472,7 +476,7 @@ func (c *conn) reattach(ctx context.Context, sess *runtime.Session, conv *runtim
 	if busy {
 		return
 	}
-	if p.Type == runtime.ParkInteraction {
+	if p.Type == store.ParkInteraction {
 		k, ok := s.cfg.Catalog.Kind(p.Kind)
 		if !ok {
 			return
@@ -483,7 +487,7 @@ func (c *conn) reattach(ctx context.Context, sess *runtime.Session, conv *runtim
 				s.log.Error("load parked spec", "interactionId", p.ID, "err", err)
 				return
 			}
-			taken, ok, err := s.cfg.Store.TakePark(ctx, p.ID, runtime.ParkResolved)
+			taken, ok, err := s.cfg.Store.TakePark(ctx, p.ID, store.ParkResolved)
 			if err != nil || !ok {
 				return
 			}
@@ -514,7 +518,7 @@ func (c *conn) reattach(ctx context.Context, sess *runtime.Session, conv *runtim
 // when c is nil on the connection the turn was parked on, if it is still
 // there; otherwise the turn finishes with nobody listening. The caller has already queued
 // any acknowledgement, so it reaches the wire before the resumed stream.
-func (s *Server) resume(c *conn, sess *runtime.Session, p *runtime.Park, r toolResult) {
+func (s *Server) resume(c *conn, sess *store.Session, p *store.Park, r toolResult) {
 	old := s.unpark(p.ID)
 	var owner *conn
 	if old != nil {
@@ -559,7 +563,7 @@ func (s *Server) resume(c *conn, sess *runtime.Session, p *runtime.Park, r toolR
 
 // submitTool is the generic submit_interaction tool of the conversational
 // path: the same validation and payload as the card.
-func (t *turn) submitTool(call runtime.ToolCall) toolResult {
+func (t *turn) submitTool(call store.ToolCall) toolResult {
 	var args struct {
 		Kind     string          `json:"kind"`
 		Values   json.RawMessage `json:"values"`
@@ -573,9 +577,9 @@ func (t *turn) submitTool(call runtime.ToolCall) toolResult {
 		return toolResult{text: fmt.Sprintf("unknown interaction kind '%s'", args.Kind), isError: true}
 	}
 	if args.Declined {
-		return toolResult{text: runtime.Payload{Status: runtime.StatusDeclined, Message: runtime.ConversationDeclinedMsg}.JSON()}
+		return toolResult{text: kindkit.Payload{Status: kindkit.StatusDeclined, Message: kindkit.ConversationDeclinedMsg}.JSON()}
 	}
-	var spec *runtime.Spec
+	var spec *kindkit.Spec
 	if raw, ok := t.state.Stashed[args.Kind]; ok {
 		if sp, err := k.LoadSpec(json.RawMessage(raw)); err == nil {
 			spec = &sp
@@ -594,7 +598,7 @@ func (t *turn) submitTool(call runtime.ToolCall) toolResult {
 			". Re-ask the visitor for the corrected value(s) and submit again", isError: true}
 	}
 	t.srv.hostEffect(t.ctx, t.session.ID, args.Kind, values)
-	return toolResult{text: runtime.Submitted(values).JSON()}
+	return toolResult{text: kindkit.Submitted(values).JSON()}
 }
 
 // hostEffect runs what the host does with valid values: an identity

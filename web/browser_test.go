@@ -18,11 +18,12 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/agent"
 	pollgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/web"
 )
@@ -31,7 +32,7 @@ import (
 const stepTimeout = 20 * time.Second
 
 // choicesScript raises one single-select question, then answers.
-var choicesScript = []server.ScriptEntry{
+var choicesScript = []agent.ScriptEntry{
 	{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to quote"}`},
 	{Kind: "text", Text: "Pro it is — thanks!"},
 }
@@ -95,9 +96,9 @@ func startBrowser(t *testing.T) context.Context {
 
 // startServer serves /ws (a scripted model on a memory store) and the web
 // handler on a real port, and returns the page's URL.
-func startServer(t *testing.T, catalog *runtime.Catalog, script []server.ScriptEntry) string {
+func startServer(t *testing.T, catalog *kindkit.Catalog, script []agent.ScriptEntry) string {
 	t.Helper()
-	model, err := server.NewScripted(script)
+	model, err := agent.NewScripted(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,18 +338,18 @@ func TestBrowser(t *testing.T) {
 		}
 		// The project's own catalog may have a poll kind of its own (the
 		// docs/adding-a-kind.md walkthrough adds one): the test's wins.
-		var ks []runtime.Kind
+		var ks []kindkit.Kind
 		for _, k := range catalog.Kinds() {
 			if k.Descriptor().Name != poll.Descriptor().Name {
 				ks = append(ks, k)
 			}
 		}
-		withPoll, err := runtime.NewCatalog(append(ks, poll)...)
+		withPoll, err := kindkit.NewCatalog(append(ks, poll)...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := newPage(t, browser)
-		p.open(startServer(t, withPoll, []server.ScriptEntry{
+		p.open(startServer(t, withPoll, []agent.ScriptEntry{
 			{Kind: "toolCall", Name: "request_poll", Arguments: `{"prompt":"Lunch?","choices":[{"id":"a","text":"Pizza"},{"id":"b","text":"Soup"}],"reason":"to order"}`},
 			{Kind: "text", Text: "Pizza it is — thanks!"},
 		}))
@@ -384,12 +385,12 @@ func TestBrowser(t *testing.T) {
 	// nested paths, and the values it submits.
 	t.Run("GenericFormShapes", func(t *testing.T) {
 		survey := surveyKind(t)
-		withSurvey, err := runtime.NewCatalog(append(append([]runtime.Kind(nil), catalog.Kinds()...), survey)...)
+		withSurvey, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), survey)...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := newPage(t, browser)
-		p.open(startServer(t, withSurvey, []server.ScriptEntry{
+		p.open(startServer(t, withSurvey, []agent.ScriptEntry{
 			{Kind: "toolCall", Name: "request_survey", Arguments: `{"question":"How was it?","reason":"to improve"}`},
 			{Kind: "text", Text: "Noted."},
 		}))
@@ -483,7 +484,7 @@ func TestBrowser(t *testing.T) {
 	// good submit.
 	t.Run("IdentityForm", func(t *testing.T) {
 		p := newPage(t, browser)
-		p.open(startServer(t, catalog, []server.ScriptEntry{
+		p.open(startServer(t, catalog, []agent.ScriptEntry{
 			{Kind: "toolCall", Name: "request_identity_intake", Arguments: `{"fields":[{"key":"name","required":false},"email",{"key":"phone","required":false,"label":"Mobile"}],"reason":"to send you the quote"}`},
 			{Kind: "text", Text: "Thanks, Alice."},
 		}))
@@ -532,7 +533,7 @@ func TestBrowser(t *testing.T) {
 
 	// A tool gated by ConfirmTools asks first; Approve runs it.
 	t.Run("ConfirmTool", func(t *testing.T) {
-		model, err := server.NewScripted([]server.ScriptEntry{
+		model, err := agent.NewScripted([]agent.ScriptEntry{
 			{Kind: "toolCall", Name: "delete_draft", Arguments: `{"id":"7"}`},
 			{Kind: "text", Text: "Draft deleted."},
 		})
@@ -541,7 +542,7 @@ func TestBrowser(t *testing.T) {
 		}
 		p := newPage(t, browser)
 		p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, ConfirmTools: []string{"delete"},
-			Tools: []server.FixedTool{{Tool: server.Tool{Name: "delete_draft", Parameters: []byte(`{"type":"object"}`)}, Result: "deleted"}}}))
+			Tools: []agent.FixedTool{{Tool: agent.Tool{Name: "delete_draft", Parameters: []byte(`{"type":"object"}`)}, Result: "deleted"}}}))
 		p.say("delete my draft", true)
 		card := `.card[data-kind="confirmation"]`
 		p.do("the confirmation", chromedp.WaitVisible(chromedp.CSS(card+` button.primary`)))
@@ -560,7 +561,7 @@ func TestBrowser(t *testing.T) {
 	// when the source is a web address, and never one that shares no word
 	// with the message.
 	t.Run("Sources", func(t *testing.T) {
-		model, err := server.NewScripted([]server.ScriptEntry{{Kind: "text", Text: "Returns are free for 30 days."}})
+		model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "text", Text: "Returns are free for 30 days."}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -613,9 +614,9 @@ func TestBrowser(t *testing.T) {
 
 // surveyKind is a kind made for the test, with every shape the generic form
 // draws; its rules are the schema alone and name errors by their full path.
-func surveyKind(t *testing.T) runtime.Kind {
+func surveyKind(t *testing.T) kindkit.Kind {
 	t.Helper()
-	k, err := runtime.NewKind[map[string]any, map[string]any](runtime.Descriptor{
+	k, err := kindkit.NewKind[map[string]any, map[string]any](kindkit.Descriptor{
 		Name: "survey", Capability: "survey_form", ToolName: "request_survey", Source: "test/survey.schema.json",
 		ToolSchema: `{"type":"object","properties":{"question":{"type":"string"},"reason":{"type":"string"}},"required":["question","reason"]}`,
 		Schema: `{"$defs":{
@@ -641,20 +642,20 @@ type surveyRules struct{}
 
 func (surveyRules) NormalizeRaise(map[string]any)                  {}
 func (surveyRules) NormalizeValues(v any) any                      { return v }
-func (surveyRules) CheckSpec(*map[string]any) []runtime.FieldError { return nil }
-func (surveyRules) Validate(_ *map[string]any, v *map[string]any) (*map[string]any, []runtime.FieldError) {
+func (surveyRules) CheckSpec(*map[string]any) []kindkit.FieldError { return nil }
+func (surveyRules) Validate(_ *map[string]any, v *map[string]any) (*map[string]any, []kindkit.FieldError) {
 	return v, nil
 }
 func (surveyRules) Fallback(spec *map[string]any, reason string) string {
-	return runtime.DefaultFallback("survey", spec, reason)
+	return kindkit.DefaultFallback("survey", spec, reason)
 }
-func (surveyRules) ErrorField(_ any, loc []string) string { return runtime.Path(loc) }
+func (surveyRules) ErrorField(_ any, loc []string) string { return kindkit.Path(loc) }
 
 // failingModel streams a little text, then fails: the turn's terminal event
 // is an INTERNAL_ERROR.
 type failingModel struct{}
 
-func (failingModel) Respond(ctx context.Context, _ server.ModelRequest, onText func(string)) (server.ModelResponse, error) {
+func (failingModel) Respond(ctx context.Context, _ agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
 	onText("Let me check… ")
-	return server.ModelResponse{}, errors.New("the model is down")
+	return agent.ModelResponse{}, errors.New("the model is down")
 }

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit"
 )
 
 //go:embed static
@@ -53,7 +53,7 @@ type handler struct {
 // Handler serves the chat page at /, its assets under /static/ and the
 // catalog at /kinds. The catalog is read once, here; a nil catalog serves an
 // empty list.
-func Handler(catalog *runtime.Catalog) http.Handler {
+func Handler(catalog *kindkit.Catalog) http.Handler {
 	h := &handler{assets: map[string]asset{}}
 	err := fs.WalkDir(staticFiles, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -123,7 +123,7 @@ type kindEntry struct {
 	ValuesSchema json.RawMessage `json:"valuesSchema"`
 }
 
-func kindsJSON(catalog *runtime.Catalog) ([]byte, error) {
+func kindsJSON(catalog *kindkit.Catalog) ([]byte, error) {
 	entries := []kindEntry{}
 	if catalog != nil {
 		for _, k := range catalog.Kinds() {

@@ -1,4 +1,4 @@
-// Package openai is a server.Model over any OpenAI-compatible
+// Package openai is a agent.Model over any OpenAI-compatible
 // chat-completions endpoint (OpenAI itself, Ollama, vLLM, llama.cpp's
 // server, LM Studio, …), built on the official SDK
 // github.com/openai/openai-go/v3.

@@ -20,9 +20,9 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
 )
 
 // DefaultBaseURL is OpenAI's API.
@@ -61,7 +61,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Model is a server.Model over an OpenAI-compatible chat-completions API.
+// Model is a agent.Model over an OpenAI-compatible chat-completions API.
 // It is safe for concurrent use.
 type Model struct {
 	model      string
@@ -75,7 +75,7 @@ type Model struct {
 	maxDelay time.Duration // the cap of every retry delay
 }
 
-var _ server.Model = (*Model)(nil)
+var _ agent.Model = (*Model)(nil)
 
 // New checks cfg and returns a Model. It makes no request.
 func New(cfg Config) (*Model, error) {
@@ -141,10 +141,10 @@ func defaultHTTPClient() *http.Client {
 }
 
 // Respond makes one streamed chat completion; see the package doc.
-func (m *Model) Respond(ctx context.Context, req server.ModelRequest, onText func(string)) (server.ModelResponse, error) {
+func (m *Model) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return server.ModelResponse{}, err
+		return agent.ModelResponse{}, err
 	}
 	for n := 1; ; n++ {
 		var a attemptInfo
@@ -154,7 +154,7 @@ func (m *Model) Respond(ctx context.Context, req server.ModelRequest, onText fun
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return server.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
+			return agent.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
 		}
 		status, why := a.status, m.describe(err, a.status)
 		if a.started || !retryable(status) || n > m.maxRetries {
@@ -162,7 +162,7 @@ func (m *Model) Respond(ctx context.Context, req server.ModelRequest, onText fun
 			if n > 1 {
 				why += fmt.Sprintf(" (after %d attempts)", n)
 			}
-			return server.ModelResponse{}, &Error{Status: status, msg: why, err: err}
+			return agent.ModelResponse{}, &Error{Status: status, msg: why, err: err}
 		}
 		delay := m.delay(n, a.header)
 		m.log.Warn("openai: model call failed, retrying", "model", m.model, "status", status,
@@ -171,7 +171,7 @@ func (m *Model) Respond(ctx context.Context, req server.ModelRequest, onText fun
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return server.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
+			return agent.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -196,7 +196,7 @@ func knowledgePrompt(docs []knowledge.Doc) string {
 }
 
 // params builds the request body.
-func (m *Model) params(req server.ModelRequest) (oai.ChatCompletionNewParams, error) {
+func (m *Model) params(req agent.ModelRequest) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{
 		Model:         shared.ChatModel(m.model),
 		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
@@ -212,9 +212,9 @@ func (m *Model) params(req server.ModelRequest) (oai.ChatCompletionNewParams, er
 			continue
 		}
 		switch msg.Role {
-		case runtime.RoleUser:
+		case store.RoleUser:
 			p.Messages = append(p.Messages, oai.UserMessage(msg.Text))
-		case runtime.RoleAssistant:
+		case store.RoleAssistant:
 			a := oai.ChatCompletionAssistantMessageParam{}
 			if msg.Text != "" || len(msg.ToolCalls) == 0 {
 				a.Content.OfString = oai.String(msg.Text)
@@ -232,7 +232,7 @@ func (m *Model) params(req server.ModelRequest) (oai.ChatCompletionNewParams, er
 				})
 			}
 			p.Messages = append(p.Messages, oai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		case runtime.RoleTool:
+		case store.RoleTool:
 			if msg.ToolCallID == "" {
 				return p, fmt.Errorf("openai: history message %d: a tool result without a tool call id", i)
 			}
@@ -293,7 +293,7 @@ func (a *attemptInfo) middleware(req *http.Request, next option.MiddlewareNext) 
 }
 
 // attempt makes one HTTP request and reads its stream.
-func (m *Model) attempt(ctx context.Context, a *attemptInfo, params oai.ChatCompletionNewParams, onText func(string)) (resp server.ModelResponse, err error) {
+func (m *Model) attempt(ctx context.Context, a *attemptInfo, params oai.ChatCompletionNewParams, onText func(string)) (resp agent.ModelResponse, err error) {
 	stream := m.chat.NewStreaming(ctx, params, option.WithMiddleware(a.middleware))
 	defer stream.Close()
 
@@ -308,7 +308,7 @@ func (m *Model) attempt(ctx context.Context, a *attemptInfo, params oai.ChatComp
 		if chunk.JSON.Usage.Valid() {
 			// Usage is usually one final chunk; servers that repeat it
 			// report running totals, so the last one wins.
-			resp.Usage = runtime.Usage{
+			resp.Usage = store.Usage{
 				PromptTokens:     int(chunk.Usage.PromptTokens),
 				CompletionTokens: int(chunk.Usage.CompletionTokens),
 			}
@@ -376,7 +376,7 @@ func (m *Model) attempt(ctx context.Context, a *attemptInfo, params oai.ChatComp
 		if !json.Valid([]byte(args)) {
 			return resp, &argsError{name: c.name, args: args}
 		}
-		resp.ToolCalls = append(resp.ToolCalls, runtime.ToolCall{ID: c.id, Name: c.name, Arguments: args})
+		resp.ToolCalls = append(resp.ToolCalls, store.ToolCall{ID: c.id, Name: c.name, Arguments: args})
 	}
 	return resp, nil
 }

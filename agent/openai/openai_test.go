@@ -17,9 +17,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -68,13 +68,13 @@ func newModel(t *testing.T, baseURL string, edit func(*Config)) (*Model, *syncBu
 	return m, logs
 }
 
-func userRequest(text string) server.ModelRequest {
-	return server.ModelRequest{ConversationID: "c1", Position: 7,
-		History: []*runtime.Message{{Role: runtime.RoleUser, Text: text}}}
+func userRequest(text string) agent.ModelRequest {
+	return agent.ModelRequest{ConversationID: "c1", Position: 7,
+		History: []*store.Message{{Role: store.RoleUser, Text: text}}}
 }
 
 // respond calls m and collects the onText pieces.
-func respond(ctx context.Context, m *Model, req server.ModelRequest) (server.ModelResponse, []string, error) {
+func respond(ctx context.Context, m *Model, req agent.ModelRequest) (agent.ModelResponse, []string, error) {
 	var pieces []string
 	resp, err := m.Respond(ctx, req, func(s string) { pieces = append(pieces, s) })
 	return resp, pieces, err
@@ -136,7 +136,7 @@ func TestStreamsText(t *testing.T) {
 	if want := []string{"Hel", "lo, ", "world"}; !reflect.DeepEqual(pieces, want) {
 		t.Errorf("onText pieces = %q, want %q", pieces, want)
 	}
-	want := server.ModelResponse{Text: "Hello, world", Usage: runtime.Usage{PromptTokens: 12, CompletionTokens: 3}, Position: 7}
+	want := agent.ModelResponse{Text: "Hello, world", Usage: store.Usage{PromptTokens: 12, CompletionTokens: 3}, Position: 7}
 	if !reflect.DeepEqual(resp, want) {
 		t.Errorf("response = %+v, want %+v", resp, want)
 	}
@@ -187,7 +187,7 @@ func TestNoKeyNoAuthorization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Usage != (runtime.Usage{}) {
+	if resp.Usage != (store.Usage{}) {
 		t.Errorf("usage = %+v without a usage chunk, want zero", resp.Usage)
 	}
 	if got := f.Header(0).Get("Authorization"); got != "" {
@@ -212,7 +212,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 		Stream(TextChunk("Plan "), TextChunk("B, noted."), FinishChunk("stop"), UsageChunk(40, 4)),
 	)
 	m, _ := newModel(t, f.URL, nil)
-	tools := []server.Tool{{Name: "request_choices", Description: "Ask the visitor.", Parameters: json.RawMessage(choicesSchema)}}
+	tools := []agent.Tool{{Name: "request_choices", Description: "Ask the visitor.", Parameters: json.RawMessage(choicesSchema)}}
 	req := userRequest("a quote please")
 	req.Tools = tools
 	resp, pieces, err := respond(t.Context(), m, req)
@@ -222,18 +222,18 @@ func TestToolCallRoundTrip(t *testing.T) {
 	if len(pieces) != 0 || resp.Text != "" {
 		t.Errorf("text %q / pieces %q for a tool call", resp.Text, pieces)
 	}
-	wantCalls := []runtime.ToolCall{{ID: "call_1", Name: "request_choices", Arguments: args}}
+	wantCalls := []store.ToolCall{{ID: "call_1", Name: "request_choices", Arguments: args}}
 	if !reflect.DeepEqual(resp.ToolCalls, wantCalls) {
 		t.Errorf("tool calls = %+v, want %+v", resp.ToolCalls, wantCalls)
 	}
-	if resp.Usage != (runtime.Usage{}) {
+	if resp.Usage != (store.Usage{}) {
 		t.Errorf("usage = %+v, want zero (none reported)", resp.Usage)
 	}
 
 	result := `{"status":"submitted","values":{"answers":[{"header":"Plan","options":["B"]}]}}`
 	req.History = append(req.History,
-		&runtime.Message{Role: runtime.RoleAssistant, ToolCalls: resp.ToolCalls},
-		&runtime.Message{Role: runtime.RoleTool, ToolCallID: "call_1", ToolName: "request_choices", Text: result})
+		&store.Message{Role: store.RoleAssistant, ToolCalls: resp.ToolCalls},
+		&store.Message{Role: store.RoleTool, ToolCallID: "call_1", ToolName: "request_choices", Text: result})
 	resp, pieces, err = respond(t.Context(), m, req)
 	if err != nil {
 		t.Fatal(err)
@@ -277,12 +277,12 @@ func TestToolCallRoundTrip(t *testing.T) {
 func TestHistoryKeepsOrderAndText(t *testing.T) {
 	f := NewFakeServer(t, Stream(TextChunk("ok"), FinishChunk("stop")))
 	m, _ := newModel(t, f.URL, func(c *Config) { c.System = "" })
-	req := server.ModelRequest{History: []*runtime.Message{
-		{Role: runtime.RoleUser, Text: "one"},
-		{Role: runtime.RoleAssistant, Text: "Let me check.", ToolCalls: []runtime.ToolCall{{ID: "a", Name: "lookup", Arguments: ""}}},
-		{Role: runtime.RoleTool, ToolCallID: "a", ToolName: "lookup", Text: "found", IsError: true},
-		{Role: runtime.RoleAssistant, Text: "Found it."},
-		{Role: runtime.RoleUser, Text: "two"},
+	req := agent.ModelRequest{History: []*store.Message{
+		{Role: store.RoleUser, Text: "one"},
+		{Role: store.RoleAssistant, Text: "Let me check.", ToolCalls: []store.ToolCall{{ID: "a", Name: "lookup", Arguments: ""}}},
+		{Role: store.RoleTool, ToolCallID: "a", ToolName: "lookup", Text: "found", IsError: true},
+		{Role: store.RoleAssistant, Text: "Found it."},
+		{Role: store.RoleUser, Text: "two"},
 	}}
 	if _, _, err := respond(t.Context(), m, req); err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func TestSeveralToolCallsInIndexOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []runtime.ToolCall{
+	want := []store.ToolCall{
 		{ID: "call_a", Name: "first", Arguments: `{"n":1}`},
 		{ID: "call_b", Name: "second", Arguments: `{"n":2}`},
 		{ID: "call_c", Name: "third", Arguments: `{}`},
@@ -578,7 +578,7 @@ func TestContextCancelledDuringBackoff(t *testing.T) {
 func TestBadToolSchema(t *testing.T) {
 	m, _ := newModel(t, "http://127.0.0.1:1/v1", nil)
 	req := userRequest("hi")
-	req.Tools = []server.Tool{{Name: "broken", Parameters: json.RawMessage(`[1,2]`)}}
+	req.Tools = []agent.Tool{{Name: "broken", Parameters: json.RawMessage(`[1,2]`)}}
 	if _, _, err := respond(t.Context(), m, req); err == nil || !strings.Contains(err.Error(), "tool broken: parameters are not a JSON object") {
 		t.Errorf("error = %v", err)
 	}

@@ -96,7 +96,7 @@ func TestGolden(t *testing.T) {
 
 // TestGoldenPackagesRun builds, vets and tests each golden output tree: the
 // generated code must compile, and each case's hand-written behaviour test
-// (want/kinds/*_test.go) drives it through the runtime.
+// (want/kinds/*_test.go) drives it through the kindkit package.
 func TestGoldenPackagesRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/internal/wstest"
-	"github.com/kindkit/kindkit/runtime/storetest"
+	"github.com/kindkit/kindkit/store/storetest"
 )
 
 // These tests run real kindserver processes on real ports against real

@@ -3,7 +3,7 @@
 
 package choices
 
-import "github.com/kindkit/kindkit/runtime"
+import "github.com/kindkit/kindkit"
 
 // The kind's metadata, from x-kind.
 const (
@@ -31,9 +31,9 @@ type Rules interface {
 	// NormalizeValues rewrites raw submitted values before schema validation.
 	NormalizeValues(values any) any
 	// CheckSpec reports what is wrong with a schema-valid spec.
-	CheckSpec(spec *ChoicesSpec) []runtime.FieldError
+	CheckSpec(spec *ChoicesSpec) []kindkit.FieldError
 	// Validate checks schema-valid values and returns them canonical; spec is nil when unknown.
-	Validate(spec *ChoicesSpec, values *ChoicesValues) (*ChoicesValues, []runtime.FieldError)
+	Validate(spec *ChoicesSpec, values *ChoicesValues) (*ChoicesValues, []kindkit.FieldError)
 	// Fallback tells the model how to ask in conversation.
 	Fallback(spec *ChoicesSpec, reason string) string
 	// ErrorField names the field a schema error at location belongs to.
@@ -47,24 +47,24 @@ func (UnimplementedRules) NormalizeRaise(map[string]any) {}
 func (UnimplementedRules) NormalizeValues(values any) any {
 	return values
 }
-func (UnimplementedRules) CheckSpec(*ChoicesSpec) []runtime.FieldError {
+func (UnimplementedRules) CheckSpec(*ChoicesSpec) []kindkit.FieldError {
 	return nil
 }
-func (UnimplementedRules) Validate(_ *ChoicesSpec, values *ChoicesValues) (*ChoicesValues, []runtime.FieldError) {
+func (UnimplementedRules) Validate(_ *ChoicesSpec, values *ChoicesValues) (*ChoicesValues, []kindkit.FieldError) {
 	return values, nil
 }
 func (UnimplementedRules) Fallback(spec *ChoicesSpec, reason string) string {
-	return runtime.DefaultFallback(Name, spec, reason)
+	return kindkit.DefaultFallback(Name, spec, reason)
 }
 func (UnimplementedRules) ErrorField(_ any, location []string) string {
-	return runtime.DefaultErrorField(location)
+	return kindkit.DefaultErrorField(location)
 }
 
 var _ Rules = UnimplementedRules{}
 
 // New returns the kind wired to rules.
-func New(rules Rules) (runtime.Kind, error) {
-	return runtime.NewKind[ChoicesSpec, ChoicesValues](runtime.Descriptor{
+func New(rules Rules) (kindkit.Kind, error) {
+	return kindkit.NewKind[ChoicesSpec, ChoicesValues](kindkit.Descriptor{
 		Capability:      Capability,
 		Name:            Name,
 		Schema:          Schema,

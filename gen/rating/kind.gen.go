@@ -3,7 +3,7 @@
 
 package rating
 
-import "github.com/kindkit/kindkit/runtime"
+import "github.com/kindkit/kindkit"
 
 // The kind's metadata, from x-kind.
 const (
@@ -31,9 +31,9 @@ type Rules interface {
 	// NormalizeValues rewrites raw submitted values before schema validation.
 	NormalizeValues(values any) any
 	// CheckSpec reports what is wrong with a schema-valid spec.
-	CheckSpec(spec *RatingSpec) []runtime.FieldError
+	CheckSpec(spec *RatingSpec) []kindkit.FieldError
 	// Validate checks schema-valid values and returns them canonical; spec is nil when unknown.
-	Validate(spec *RatingSpec, values *RatingValues) (*RatingValues, []runtime.FieldError)
+	Validate(spec *RatingSpec, values *RatingValues) (*RatingValues, []kindkit.FieldError)
 	// Fallback tells the model how to ask in conversation.
 	Fallback(spec *RatingSpec, reason string) string
 	// ErrorField names the field a schema error at location belongs to.
@@ -47,24 +47,24 @@ func (UnimplementedRules) NormalizeRaise(map[string]any) {}
 func (UnimplementedRules) NormalizeValues(values any) any {
 	return values
 }
-func (UnimplementedRules) CheckSpec(*RatingSpec) []runtime.FieldError {
+func (UnimplementedRules) CheckSpec(*RatingSpec) []kindkit.FieldError {
 	return nil
 }
-func (UnimplementedRules) Validate(_ *RatingSpec, values *RatingValues) (*RatingValues, []runtime.FieldError) {
+func (UnimplementedRules) Validate(_ *RatingSpec, values *RatingValues) (*RatingValues, []kindkit.FieldError) {
 	return values, nil
 }
 func (UnimplementedRules) Fallback(spec *RatingSpec, reason string) string {
-	return runtime.DefaultFallback(Name, spec, reason)
+	return kindkit.DefaultFallback(Name, spec, reason)
 }
 func (UnimplementedRules) ErrorField(_ any, location []string) string {
-	return runtime.DefaultErrorField(location)
+	return kindkit.DefaultErrorField(location)
 }
 
 var _ Rules = UnimplementedRules{}
 
 // New returns the kind wired to rules.
-func New(rules Rules) (runtime.Kind, error) {
-	return runtime.NewKind[RatingSpec, RatingValues](runtime.Descriptor{
+func New(rules Rules) (kindkit.Kind, error) {
+	return kindkit.NewKind[RatingSpec, RatingValues](kindkit.Descriptor{
 		Capability:      Capability,
 		Name:            Name,
 		Schema:          Schema,

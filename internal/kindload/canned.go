@@ -15,7 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/kindkit/kindkit/internal/kindserver"
+	"github.com/kindkit/kindkit/internal/debugstats"
 )
 
 // Canned is the floor: a server that answers the card flow with the bytes
@@ -66,7 +66,7 @@ func (c *Canned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/ws":
 		c.serveWS(w, r)
 	case "/debug/stats":
-		kindserver.StatsHandler(w, r)
+		debugstats.Handler(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -217,7 +217,7 @@ func (c *cannedConn) writeLoop() {
 	}
 }
 
-// The canned bytes: what kindkit's demo model (server.Demo) makes of the
+// The canned bytes: what kindkit's demo model (agent.Demo) makes of the
 // submit that kindload sends, keys in alphabetical order as kindkit
 // writes them.
 const (

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kindkit/kindkit/internal/kindserver"
+	"github.com/kindkit/kindkit/internal/debugstats"
 )
 
 // HoldReport is what hold mode measured. Its JSON is flat (but for the
@@ -59,7 +59,7 @@ type HoldReport struct {
 // snapshot is the server's state at one point: stats after a forced GC,
 // RSS and CPU time.
 type snapshot struct {
-	st  kindserver.Stats
+	st  debugstats.Stats
 	rss int64
 	cpu time.Duration
 }

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kindkit/kindkit/internal/kindserver"
+	"github.com/kindkit/kindkit/internal/debugstats"
 )
 
 // clockTick is the unit of utime and stime in /proc/PID/stat: USER_HZ,
@@ -24,8 +24,8 @@ const clockTick = 10 * time.Millisecond
 var statsClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // fetchStats reads http://addr/debug/stats, with ?gc=1 when gc is set.
-func fetchStats(ctx context.Context, addr string, gc bool) (kindserver.Stats, error) {
-	var st kindserver.Stats
+func fetchStats(ctx context.Context, addr string, gc bool) (debugstats.Stats, error) {
+	var st debugstats.Stats
 	url := "http://" + addr + "/debug/stats"
 	if gc {
 		url += "?gc=1"

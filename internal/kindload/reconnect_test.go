@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
 )
@@ -23,7 +24,7 @@ import (
 // address.
 func startKindkit(t *testing.T) string {
 	t.Helper()
-	s := servertest.Start(t, server.Config{Model: server.Demo{}}, nil)
+	s := servertest.Start(t, server.Config{Model: agent.Demo{}}, nil)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -15,13 +15,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/openai"
+	"github.com/kindkit/kindkit/internal/debugstats"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/runtime/memstore"
-	"github.com/kindkit/kindkit/runtime/sqlstore"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+	"github.com/kindkit/kindkit/store/sqlstore"
 	"github.com/kindkit/kindkit/web"
 )
 
@@ -75,7 +77,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if secret == "" {
 		secret = os.Getenv("KINDKIT_AUTH_SECRET")
 	}
-	cfg := server.Config{Catalog: catalog, Store: store, Model: server.Demo{}, ParkTimeout: *parkTimeout, Logger: log,
+	cfg := server.Config{Catalog: catalog, Store: store, Model: agent.Demo{}, ParkTimeout: *parkTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"
@@ -87,12 +89,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			log.Error("-model scripted needs -script FILE")
 			return 2
 		}
-		f, err := server.LoadScript(*script)
+		f, err := agent.LoadScript(*script)
 		if err != nil {
 			log.Error("load script", "file", *script, "err", err)
 			return 1
 		}
-		cfg.Model, _ = server.NewScripted(f.Script)
+		cfg.Model, _ = agent.NewScripted(f.Script)
 		cfg.Tools, cfg.ConfirmTools = f.Tools, f.ConfirmTools
 		if len(f.Knowledge) > 0 {
 			if cfg.Knowledge, err = knowledge.New(f.Knowledge); err != nil {
@@ -141,7 +143,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	mux.Handle("/healthz", srv)
 	mux.Handle("/", web.Handler(catalog))
 	if *debugStats {
-		mux.HandleFunc("/debug/stats", StatsHandler)
+		mux.HandleFunc("/debug/stats", debugstats.Handler)
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	}
@@ -169,7 +171,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // openStore opens the store a -store value names.
-func openStore(ctx context.Context, dsn string, retention time.Duration) (runtime.Store, func(), error) {
+func openStore(ctx context.Context, dsn string, retention time.Duration) (store.Store, func(), error) {
 	if dsn == "memory" {
 		s := memstore.NewWithRetention(retention)
 		return s, s.Close, nil

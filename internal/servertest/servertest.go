@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/runtime/memstore"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // Server is a running test server.

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kindkit/kindkit"
 	choicesgen "github.com/kindkit/kindkit/gen/choices"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // Rules is the choices kind's part that its schema cannot say.
@@ -74,10 +74,10 @@ func trimField(obj map[string]any, key string) {
 
 // CheckSpec reports empty questions, headers and labels, and a header used
 // twice, question by question.
-func (Rules) CheckSpec(spec *choicesgen.ChoicesSpec) []runtime.FieldError {
-	var errs []runtime.FieldError
+func (Rules) CheckSpec(spec *choicesgen.ChoicesSpec) []kindkit.FieldError {
+	var errs []kindkit.FieldError
 	add := func(msg string, location ...string) {
-		errs = append(errs, runtime.FieldError{Field: runtime.Path(location), Message: msg})
+		errs = append(errs, kindkit.FieldError{Field: kindkit.Path(location), Message: msg})
 	}
 	seen := map[string]bool{}
 	for i, q := range spec.Questions {
@@ -135,7 +135,7 @@ func (Rules) NormalizeValues(values any) any {
 // normalised answer per question, in spec order; answers to questions the
 // spec does not ask are dropped. Without a spec it checks only that every
 // answer picks something, and keeps the answers as submitted.
-func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesValues) (*choicesgen.ChoicesValues, []runtime.FieldError) {
+func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesValues) (*choicesgen.ChoicesValues, []kindkit.FieldError) {
 	answers := make([]choicesgen.ChoicesAnswer, len(values.Answers))
 	for i, a := range values.Answers {
 		answers[i] = normalizeAnswer(a)
@@ -143,9 +143,9 @@ func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesVa
 	if spec == nil {
 		return validateFormat(answers)
 	}
-	var errs []runtime.FieldError
+	var errs []kindkit.FieldError
 	add := func(header, msg string) {
-		errs = append(errs, runtime.FieldError{Field: header, Message: msg})
+		errs = append(errs, kindkit.FieldError{Field: header, Message: msg})
 	}
 	out := &choicesgen.ChoicesValues{Answers: make([]choicesgen.ChoicesAnswer, 0, len(spec.Questions))}
 	for _, q := range spec.Questions {
@@ -176,18 +176,18 @@ func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesVa
 
 // validateFormat is Validate without a spec: every answer needs a pick, and
 // there must be at least one answer.
-func validateFormat(answers []choicesgen.ChoicesAnswer) (*choicesgen.ChoicesValues, []runtime.FieldError) {
+func validateFormat(answers []choicesgen.ChoicesAnswer) (*choicesgen.ChoicesValues, []kindkit.FieldError) {
 	if len(answers) == 0 {
-		return nil, []runtime.FieldError{{Field: "answers", Message: msgNoAnswers}}
+		return nil, []kindkit.FieldError{{Field: "answers", Message: msgNoAnswers}}
 	}
-	var errs []runtime.FieldError
+	var errs []kindkit.FieldError
 	for _, a := range answers {
 		if picks(a) == 0 {
 			field := a.Header
 			if field == "" {
 				field = "answers"
 			}
-			errs = append(errs, runtime.FieldError{Field: field, Message: msgNoPick})
+			errs = append(errs, kindkit.FieldError{Field: field, Message: msgNoPick})
 		}
 	}
 	if len(errs) > 0 {
@@ -230,12 +230,12 @@ func (Rules) ErrorField(values any, location []string) string {
 		return "values"
 	}
 	if location[0] != "answers" {
-		return runtime.DefaultErrorField(location)
+		return kindkit.DefaultErrorField(location)
 	}
 	if len(location) < 2 {
 		return "answers"
 	}
-	i, ok := runtime.Index(location[1])
+	i, ok := kindkit.Index(location[1])
 	obj, _ := values.(map[string]any)
 	list, _ := obj["answers"].([]any)
 	if !ok || i >= len(list) {

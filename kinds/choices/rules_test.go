@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kindkit/kindkit"
 	choicesgen "github.com/kindkit/kindkit/gen/choices"
 	"github.com/kindkit/kindkit/kinds/choices"
 	"github.com/kindkit/kindkit/kinds/kindtest"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // The spec most tests validate against: a single-select and a multi-select
@@ -21,7 +21,7 @@ const planTopics = `{"questions":[
 	{"question":"Topics?","header":"Topics","options":["Sales","Support","Billing"],"multiSelect":true}],
 	"reason":"to route you"}`
 
-func newKind(t testing.TB) runtime.Kind {
+func newKind(t testing.TB) kindkit.Kind {
 	t.Helper()
 	k, err := choicesgen.New(choices.Rules{})
 	if err != nil {
@@ -32,11 +32,11 @@ func newKind(t testing.TB) runtime.Kind {
 
 // raiseErrors returns the field errors of a failed raise, and fails the test
 // when the raise succeeded or failed some other way.
-func raiseErrors(t *testing.T, err error) []runtime.FieldError {
+func raiseErrors(t *testing.T, err error) []kindkit.FieldError {
 	t.Helper()
-	var re *runtime.RaiseError
+	var re *kindkit.RaiseError
 	if !errors.As(err, &re) {
-		t.Fatalf("error = %v (%T), want *runtime.RaiseError", err, err)
+		t.Fatalf("error = %v (%T), want *kindkit.RaiseError", err, err)
 	}
 	if re.Tool != choicesgen.ToolName {
 		t.Errorf("Tool = %q, want %q", re.Tool, choicesgen.ToolName)
@@ -44,8 +44,8 @@ func raiseErrors(t *testing.T, err error) []runtime.FieldError {
 	return re.Errors
 }
 
-func fe(field, message string) runtime.FieldError {
-	return runtime.FieldError{Field: field, Message: message}
+func fe(field, message string) kindkit.FieldError {
+	return kindkit.FieldError{Field: field, Message: message}
 }
 
 func TestParseRaise(t *testing.T) {
@@ -101,12 +101,12 @@ func TestParseRaise(t *testing.T) {
 		"reason defaults": {
 			args:       `{"questions":[{"question":"q","header":"h","options":["a","b"]}]}`,
 			wantSpec:   `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
-			wantReason: runtime.DefaultReason,
+			wantReason: kindkit.DefaultReason,
 		},
 		"blank reason defaults": {
 			args:       `{"questions":[{"question":"q","header":"h","options":["a","b"]}],"reason":"   "}`,
 			wantSpec:   `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
-			wantReason: runtime.DefaultReason,
+			wantReason: kindkit.DefaultReason,
 		},
 	}
 	k := newKind(t)
@@ -134,34 +134,34 @@ func TestParseRaiseErrors(t *testing.T) {
 	}
 	tests := map[string]struct {
 		args string
-		want []runtime.FieldError
+		want []kindkit.FieldError
 	}{
 		// §6.2's rules, in its table's order.
-		"questions not an array":           {`{"questions":"Plan?","reason":"r"}`, []runtime.FieldError{fe("questions", "must be an array, not string")}},
-		"questions missing":                {`{"reason":"r"}`, []runtime.FieldError{fe("questions", "this field is required")}},
-		"no questions":                     {raise(), []runtime.FieldError{fe("questions", "must have at least 1 entry (got 0)")}},
-		"five questions":                   {raise(q("a", `["1","2"]`), q("b", `["1","2"]`), q("c", `["1","2"]`), q("d", `["1","2"]`), q("e", `["1","2"]`)), []runtime.FieldError{fe("questions", "must have at most 4 entries (got 5)")}},
-		"question not an object":           {raise(`"Which plan?"`), []runtime.FieldError{fe("questions[0]", "must be an object, not string")}},
-		"question missing":                 {raise(`{"header":"h","options":["a","b"]}`), []runtime.FieldError{fe("questions[0].question", "this field is required")}},
-		"empty question":                   {raise(`{"question":"  ","header":"Plan","options":["a","b"]}`), []runtime.FieldError{fe("questions[0].question", "each question needs a non-empty 'question'")}},
-		"empty header":                     {raise(q("a", `["1","2"]`), q("   ", `["1","2"]`)), []runtime.FieldError{fe("questions[1].header", "each question needs a non-empty 'header'")}},
-		"header too long":                  {raise(q("Subscription", `["1","2"]`), q("Subscriptions", `["1","2"]`)), []runtime.FieldError{fe("questions[1].header", "must be at most 12 characters long (got 13)")}},
-		"duplicate header":                 {raise(q("Plan", `["1","2"]`), q("Size", `["1","2"]`), q(" Plan ", `["1","2"]`)), []runtime.FieldError{fe("questions[2].header", "duplicate question header 'Plan'")}},
+		"questions not an array":           {`{"questions":"Plan?","reason":"r"}`, []kindkit.FieldError{fe("questions", "must be an array, not string")}},
+		"questions missing":                {`{"reason":"r"}`, []kindkit.FieldError{fe("questions", "this field is required")}},
+		"no questions":                     {raise(), []kindkit.FieldError{fe("questions", "must have at least 1 entry (got 0)")}},
+		"five questions":                   {raise(q("a", `["1","2"]`), q("b", `["1","2"]`), q("c", `["1","2"]`), q("d", `["1","2"]`), q("e", `["1","2"]`)), []kindkit.FieldError{fe("questions", "must have at most 4 entries (got 5)")}},
+		"question not an object":           {raise(`"Which plan?"`), []kindkit.FieldError{fe("questions[0]", "must be an object, not string")}},
+		"question missing":                 {raise(`{"header":"h","options":["a","b"]}`), []kindkit.FieldError{fe("questions[0].question", "this field is required")}},
+		"empty question":                   {raise(`{"question":"  ","header":"Plan","options":["a","b"]}`), []kindkit.FieldError{fe("questions[0].question", "each question needs a non-empty 'question'")}},
+		"empty header":                     {raise(q("a", `["1","2"]`), q("   ", `["1","2"]`)), []kindkit.FieldError{fe("questions[1].header", "each question needs a non-empty 'header'")}},
+		"header too long":                  {raise(q("Subscription", `["1","2"]`), q("Subscriptions", `["1","2"]`)), []kindkit.FieldError{fe("questions[1].header", "must be at most 12 characters long (got 13)")}},
+		"duplicate header":                 {raise(q("Plan", `["1","2"]`), q("Size", `["1","2"]`), q(" Plan ", `["1","2"]`)), []kindkit.FieldError{fe("questions[2].header", "duplicate question header 'Plan'")}},
 		"headers are case-sensitive":       {raise(q("Plan", `["1","2"]`), q("plan", `["1","2"]`)), nil},
-		"options missing":                  {raise(`{"question":"q","header":"Plan"}`), []runtime.FieldError{fe("questions[0].options", "this field is required")}},
-		"options not an array":             {raise(q("Plan", `"Basic, Pro"`)), []runtime.FieldError{fe("questions[0].options", "must be an array, not string")}},
-		"one option":                       {raise(q("Plan", `["Pro"]`)), []runtime.FieldError{fe("questions[0].options", "must have at least 2 entries (got 1)")}},
-		"five options":                     {raise(q("Plan", `["1","2","3","4","5"]`)), []runtime.FieldError{fe("questions[0].options", "must have at most 4 entries (got 5)")}},
-		"option neither string nor object": {raise(q("Plan", `["Pro",7]`)), []runtime.FieldError{fe("questions[0].options[1]", "must be an object, not number")}},
-		"option without label":             {raise(q("Plan", `["Pro",{"description":"d"}]`)), []runtime.FieldError{fe("questions[0].options[1].label", "this field is required")}},
-		"blank shorthand label":            {raise(q("Plan", `["Pro","  "]`)), []runtime.FieldError{fe("questions[0].options[1].label", "an option in 'Plan' has an empty label")}},
-		"blank object label":               {raise(q("Plan", `[{"label":" "},"Pro"]`)), []runtime.FieldError{fe("questions[0].options[0].label", "an option in 'Plan' has an empty label")}},
-		"unknown question field":           {raise(`{"question":"q","header":"h","options":["a","b"],"hint":"x"}`), []runtime.FieldError{fe("questions[0]", "unknown field 'hint'")}},
-		"reason not a string":              {`{"questions":[],"reason":5}`, []runtime.FieldError{fe("reason", "must be a string")}},
-		"arguments not an object":          {`["Plan"]`, []runtime.FieldError{fe("", "arguments must be a JSON object")}},
+		"options missing":                  {raise(`{"question":"q","header":"Plan"}`), []kindkit.FieldError{fe("questions[0].options", "this field is required")}},
+		"options not an array":             {raise(q("Plan", `"Basic, Pro"`)), []kindkit.FieldError{fe("questions[0].options", "must be an array, not string")}},
+		"one option":                       {raise(q("Plan", `["Pro"]`)), []kindkit.FieldError{fe("questions[0].options", "must have at least 2 entries (got 1)")}},
+		"five options":                     {raise(q("Plan", `["1","2","3","4","5"]`)), []kindkit.FieldError{fe("questions[0].options", "must have at most 4 entries (got 5)")}},
+		"option neither string nor object": {raise(q("Plan", `["Pro",7]`)), []kindkit.FieldError{fe("questions[0].options[1]", "must be an object, not number")}},
+		"option without label":             {raise(q("Plan", `["Pro",{"description":"d"}]`)), []kindkit.FieldError{fe("questions[0].options[1].label", "this field is required")}},
+		"blank shorthand label":            {raise(q("Plan", `["Pro","  "]`)), []kindkit.FieldError{fe("questions[0].options[1].label", "an option in 'Plan' has an empty label")}},
+		"blank object label":               {raise(q("Plan", `[{"label":" "},"Pro"]`)), []kindkit.FieldError{fe("questions[0].options[0].label", "an option in 'Plan' has an empty label")}},
+		"unknown question field":           {raise(`{"question":"q","header":"h","options":["a","b"],"hint":"x"}`), []kindkit.FieldError{fe("questions[0]", "unknown field 'hint'")}},
+		"reason not a string":              {`{"questions":[],"reason":5}`, []kindkit.FieldError{fe("reason", "must be a string")}},
+		"arguments not an object":          {`["Plan"]`, []kindkit.FieldError{fe("", "arguments must be a JSON object")}},
 		"every rule error, question by question": {
 			raise(`{"question":" ","header":" ","options":["",{"label":"b"}]}`, q("Plan", `["a","b"]`), `{"question":"","header":"Plan","options":["a"," "]}`),
-			[]runtime.FieldError{
+			[]kindkit.FieldError{
 				fe("questions[0].question", "each question needs a non-empty 'question'"),
 				fe("questions[0].header", "each question needs a non-empty 'header'"),
 				fe("questions[0].options[0].label", "an option in '' has an empty label"),
@@ -206,7 +206,7 @@ func TestValidate(t *testing.T) {
 	tests := map[string]struct {
 		values string
 		want   string
-		errs   []runtime.FieldError
+		errs   []kindkit.FieldError
 	}{
 		"protocol submitted example": {
 			values: `{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Billing"],"other":"Partnerships"}]}`,
@@ -238,7 +238,7 @@ func TestValidate(t *testing.T) {
 		},
 		"the first answer counts even when it is wrong": {
 			values: `{"answers":[{"header":"Plan","options":["Basic","Pro"]},{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales"]}]}`,
-			errs:   []runtime.FieldError{fe("Plan", "this question takes a single answer")},
+			errs:   []kindkit.FieldError{fe("Plan", "this question takes a single answer")},
 		},
 		"multi-select takes several labels and other": {
 			values: `{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Support","Billing"],"other":"Legal"}]}`,
@@ -246,43 +246,43 @@ func TestValidate(t *testing.T) {
 		},
 		"unanswered question": {
 			values: `{"answers":[{"header":"Plan","options":["Pro"]}]}`,
-			errs:   []runtime.FieldError{fe("Topics", "this question must be answered")},
+			errs:   []kindkit.FieldError{fe("Topics", "this question must be answered")},
 		},
 		"empty object": {
 			values: `{}`,
-			errs:   []runtime.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
+			errs:   []kindkit.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
 		},
 		"null": {
 			values: `null`,
-			errs:   []runtime.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
+			errs:   []kindkit.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
 		},
 		"null answers": {
 			values: `{"answers":null}`,
-			errs:   []runtime.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
+			errs:   []kindkit.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
 		},
 		"no answers": {
 			values: `{"answers":[]}`,
-			errs:   []runtime.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
+			errs:   []kindkit.FieldError{fe("Plan", "this question must be answered"), fe("Topics", "this question must be answered")},
 		},
 		"label not offered": {
 			values: `{"answers":[{"header":"Plan","options":["Gold"]},{"header":"Topics","options":["Sales"]}]}`,
-			errs:   []runtime.FieldError{fe("Plan", "'Gold' is not one of the offered options")},
+			errs:   []kindkit.FieldError{fe("Plan", "'Gold' is not one of the offered options")},
 		},
 		"labels are case-sensitive": {
 			values: `{"answers":[{"header":"Plan","options":["pro"]},{"header":"Topics","options":["Sales"]}]}`,
-			errs:   []runtime.FieldError{fe("Plan", "'pro' is not one of the offered options")},
+			errs:   []kindkit.FieldError{fe("Plan", "'pro' is not one of the offered options")},
 		},
 		"no pick": {
 			values: `{"answers":[{"header":"Plan","options":["  "],"other":" "},{"header":"Topics"}]}`,
-			errs:   []runtime.FieldError{fe("Plan", "select an option or provide an 'other' answer"), fe("Topics", "select an option or provide an 'other' answer")},
+			errs:   []kindkit.FieldError{fe("Plan", "select an option or provide an 'other' answer"), fe("Topics", "select an option or provide an 'other' answer")},
 		},
 		"single-select with a label and other": {
 			values: `{"answers":[{"header":"Plan","options":["Pro"],"other":"Enterprise"},{"header":"Topics","options":["Sales"]}]}`,
-			errs:   []runtime.FieldError{fe("Plan", "this question takes a single answer")},
+			errs:   []kindkit.FieldError{fe("Plan", "this question takes a single answer")},
 		},
 		"bad labels and the count both reported": {
 			values: `{"answers":[{"header":"Plan","options":["Gold","Pro","Silver"]},{"header":"Topics","options":["Sales"]}]}`,
-			errs: []runtime.FieldError{
+			errs: []kindkit.FieldError{
 				fe("Plan", "'Gold' is not one of the offered options"),
 				fe("Plan", "'Silver' is not one of the offered options"),
 				fe("Plan", "this question takes a single answer"),
@@ -290,24 +290,24 @@ func TestValidate(t *testing.T) {
 		},
 		"all errors in spec order": {
 			values: `{"answers":[{"header":"Topics","options":["Sales","Legal"]},{"header":"Plan","options":["Basic","Pro"]}]}`,
-			errs: []runtime.FieldError{
+			errs: []kindkit.FieldError{
 				fe("Plan", "this question takes a single answer"),
 				fe("Topics", "'Legal' is not one of the offered options"),
 			},
 		},
 		// Shape errors come from the schema; those inside an answer name
 		// its question when it has a header.
-		"answers not an array":    {values: `{"answers":"x"}`, errs: []runtime.FieldError{fe("answers", "must be an array, not string")}},
-		"answer not an object":    {values: `{"answers":["Pro"]}`, errs: []runtime.FieldError{fe("answers", "must be an object, not string")}},
-		"label not a string":      {values: `{"answers":[{"header":" Plan ","options":[1]}]}`, errs: []runtime.FieldError{fe("Plan", "must be a string, not number")}},
-		"options not an array":    {values: `{"answers":[{"header":"Plan","options":"Pro"}]}`, errs: []runtime.FieldError{fe("Plan", "must be an array, not string")}},
-		"header not a string":     {values: `{"answers":[{"header":5,"options":["Pro"]}]}`, errs: []runtime.FieldError{fe("answers", "must be a string, not number")}},
-		"blank header":            {values: `{"answers":[{"header":" ","other":5}]}`, errs: []runtime.FieldError{fe("answers", "must be a string, not number")}},
-		"header missing":          {values: `{"answers":[{"options":["Pro"]}]}`, errs: []runtime.FieldError{fe("answers", "this field is required")}},
-		"unknown answer field":    {values: `{"answers":[{"header":"Plan","options":["Pro"],"note":"x"}]}`, errs: []runtime.FieldError{fe("Plan", "unknown field 'note'")}},
-		"unknown top-level field": {values: `{"answers":[],"extra":1}`, errs: []runtime.FieldError{fe("values", "unknown field 'extra'")}},
-		"values not an object":    {values: `"Pro"`, errs: []runtime.FieldError{fe("values", "must be an object, not string")}},
-		"values not JSON":         {values: `{"answers":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected end of JSON input at offset 11")}},
+		"answers not an array":    {values: `{"answers":"x"}`, errs: []kindkit.FieldError{fe("answers", "must be an array, not string")}},
+		"answer not an object":    {values: `{"answers":["Pro"]}`, errs: []kindkit.FieldError{fe("answers", "must be an object, not string")}},
+		"label not a string":      {values: `{"answers":[{"header":" Plan ","options":[1]}]}`, errs: []kindkit.FieldError{fe("Plan", "must be a string, not number")}},
+		"options not an array":    {values: `{"answers":[{"header":"Plan","options":"Pro"}]}`, errs: []kindkit.FieldError{fe("Plan", "must be an array, not string")}},
+		"header not a string":     {values: `{"answers":[{"header":5,"options":["Pro"]}]}`, errs: []kindkit.FieldError{fe("answers", "must be a string, not number")}},
+		"blank header":            {values: `{"answers":[{"header":" ","other":5}]}`, errs: []kindkit.FieldError{fe("answers", "must be a string, not number")}},
+		"header missing":          {values: `{"answers":[{"options":["Pro"]}]}`, errs: []kindkit.FieldError{fe("answers", "this field is required")}},
+		"unknown answer field":    {values: `{"answers":[{"header":"Plan","options":["Pro"],"note":"x"}]}`, errs: []kindkit.FieldError{fe("Plan", "unknown field 'note'")}},
+		"unknown top-level field": {values: `{"answers":[],"extra":1}`, errs: []kindkit.FieldError{fe("values", "unknown field 'extra'")}},
+		"values not an object":    {values: `"Pro"`, errs: []kindkit.FieldError{fe("values", "must be an object, not string")}},
+		"values not JSON":         {values: `{"answers":`, errs: []kindkit.FieldError{fe("values", "invalid values shape: unexpected end of JSON input at offset 11")}},
 	}
 	k := newKind(t)
 	raise := kindtest.Raise(t, k, planTopics)
@@ -320,7 +320,7 @@ func TestValidate(t *testing.T) {
 			t.Parallel()
 			// A spec fresh from a raise and one read back from storage
 			// must check the same.
-			for _, spec := range []runtime.Spec{raise.Spec, loaded} {
+			for _, spec := range []kindkit.Spec{raise.Spec, loaded} {
 				got, errs := k.Validate(&spec, []byte(tt.values))
 				if diff := cmp.Diff(tt.errs, errs); diff != "" {
 					t.Errorf("errors (-want +got):\n%s", diff)
@@ -340,7 +340,7 @@ func TestValidateFormatOnly(t *testing.T) {
 	tests := map[string]struct {
 		values string
 		want   string
-		errs   []runtime.FieldError
+		errs   []kindkit.FieldError
 	}{
 		"answers kept as submitted, normalised": {
 			values: `{"answers":[{"header":" Topics ","options":["Sales"," ",""," Legal"],"other":"  "},{"header":"Colour","other":" red "},{"header":"Plan","options":["Basic","Pro"]}]}`,
@@ -350,18 +350,18 @@ func TestValidateFormatOnly(t *testing.T) {
 			values: `{"answers":[{"header":"Plan","options":["Basic"]},{"header":"Plan","options":["Pro"]}]}`,
 			want:   `{"answers":[{"header":"Plan","options":["Basic"]},{"header":"Plan","options":["Pro"]}]}`,
 		},
-		"empty object": {values: `{}`, errs: []runtime.FieldError{fe("answers", "provide an answer for each question, or declined=true")}},
-		"null":         {values: `null`, errs: []runtime.FieldError{fe("answers", "provide an answer for each question, or declined=true")}},
-		"no answers":   {values: `{"answers":[]}`, errs: []runtime.FieldError{fe("answers", "provide an answer for each question, or declined=true")}},
+		"empty object": {values: `{}`, errs: []kindkit.FieldError{fe("answers", "provide an answer for each question, or declined=true")}},
+		"null":         {values: `null`, errs: []kindkit.FieldError{fe("answers", "provide an answer for each question, or declined=true")}},
+		"no answers":   {values: `{"answers":[]}`, errs: []kindkit.FieldError{fe("answers", "provide an answer for each question, or declined=true")}},
 		"answers without a pick": {
 			values: `{"answers":[{"header":"Plan","options":[" "]},{"header":"Topics","options":["Sales"]},{"header":"Size","other":""}]}`,
-			errs:   []runtime.FieldError{fe("Plan", "select an option or provide an 'other' answer"), fe("Size", "select an option or provide an 'other' answer")},
+			errs:   []kindkit.FieldError{fe("Plan", "select an option or provide an 'other' answer"), fe("Size", "select an option or provide an 'other' answer")},
 		},
 		"blank header without a pick": {
 			values: `{"answers":[{"header":"  "}]}`,
-			errs:   []runtime.FieldError{fe("answers", "select an option or provide an 'other' answer")},
+			errs:   []kindkit.FieldError{fe("answers", "select an option or provide an 'other' answer")},
 		},
-		"shape errors still apply": {values: `{"answers":"x"}`, errs: []runtime.FieldError{fe("answers", "must be an array, not string")}},
+		"shape errors still apply": {values: `{"answers":"x"}`, errs: []kindkit.FieldError{fe("answers", "must be an array, not string")}},
 	}
 	k := newKind(t)
 	for name, tt := range tests {
@@ -382,7 +382,7 @@ func TestFallback(t *testing.T) {
 	t.Parallel()
 	k := newKind(t)
 	raise := kindtest.Raise(t, k, planTopics)
-	var env runtime.FallbackDirective
+	var env kindkit.FallbackDirective
 	if err := json.Unmarshal([]byte(k.Fallback(raise.Spec, raise.Reason)), &env); err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestCatalog(t *testing.T) {
 	t.Parallel()
 	k := kindtest.FromCatalog(t, choicesgen.Name)
 	_, err := k.ParseRaise([]byte(`{"questions":[{"question":"q","header":"Plan","options":["a","b"]},{"question":"q","header":"Plan","options":["a","b"]}]}`))
-	var re *runtime.RaiseError
+	var re *kindkit.RaiseError
 	if !errors.As(err, &re) || len(re.Errors) != 1 || re.Errors[0].Message != "duplicate question header 'Plan'" {
 		t.Errorf("catalog kind ParseRaise error = %v, want the duplicate header rule", err)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/kinds/kindtest"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // fuzzSpecs are the specs FuzzValidate picks from by its spec argument; the
@@ -47,7 +47,7 @@ func FuzzValidate(f *testing.F) {
 		case string(out) == "{}":
 			// Only blanks were given: they pass the nothing-given check,
 			// which looks at the raw strings, but leave nothing behind.
-			if _, errs := k.Validate(s, out); !cmp.Equal([]runtime.FieldError{fe("values", msgNothingGiven)}, errs) {
+			if _, errs := k.Validate(s, out); !cmp.Equal([]kindkit.FieldError{fe("values", msgNothingGiven)}, errs) {
 				t.Errorf("checking {} again: %v", errs)
 			}
 		default:

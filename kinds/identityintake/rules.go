@@ -7,8 +7,8 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 
+	"github.com/kindkit/kindkit"
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // Rules is the identity_intake kind's part that its schema cannot say.
@@ -81,17 +81,17 @@ func (Rules) NormalizeValues(values any) any {
 // Validate checks the values and returns them canonical: the name trimmed,
 // the email with its domain lower-cased, the phone in E.164 form, and blank
 // fields left out. Without a spec no field is required.
-func (Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *identityintakegen.IdentityIntakeValues) (*identityintakegen.IdentityIntakeValues, []runtime.FieldError) {
+func (Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *identityintakegen.IdentityIntakeValues) (*identityintakegen.IdentityIntakeValues, []kindkit.FieldError) {
 	raw := map[string]string{"name": deref(values.Name), "email": deref(values.Email), "phone": deref(values.Phone)}
 	if raw["name"] == "" && raw["email"] == "" && raw["phone"] == "" {
 		// This looks at the strings as sent: "   " is something given.
-		return nil, []runtime.FieldError{{Field: "values", Message: msgNothingGiven}}
+		return nil, []kindkit.FieldError{{Field: "values", Message: msgNothingGiven}}
 	}
-	var errs []runtime.FieldError
+	var errs []kindkit.FieldError
 	if spec != nil {
 		for _, f := range spec.Fields {
 			if f.Required && strings.TrimSpace(raw[string(f.Key)]) == "" {
-				errs = append(errs, runtime.FieldError{Field: string(f.Key), Message: msgRequired})
+				errs = append(errs, kindkit.FieldError{Field: string(f.Key), Message: msgRequired})
 			}
 		}
 	}
@@ -100,14 +100,14 @@ func (Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *identi
 		if e, ok := normalizeEmail(email); ok {
 			out.Email = &e
 		} else {
-			errs = append(errs, runtime.FieldError{Field: "email", Message: msgBadEmail})
+			errs = append(errs, kindkit.FieldError{Field: "email", Message: msgBadEmail})
 		}
 	}
 	if phone := strings.TrimSpace(raw["phone"]); phone != "" {
 		if p, ok := normalizePhone(phone); ok {
 			out.Phone = &p
 		} else {
-			errs = append(errs, runtime.FieldError{Field: "phone", Message: msgBadPhone})
+			errs = append(errs, kindkit.FieldError{Field: "phone", Message: msgBadPhone})
 		}
 	}
 	if len(errs) > 0 {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kindkit/kindkit"
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/kinds/kindtest"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 const (
@@ -24,7 +24,7 @@ const (
 // The spec most tests validate against: PROTOCOL §6.3's canonical example.
 const nameEmailPhone = `{"fields":[{"key":"name","required":false},"email",{"key":"phone","required":false,"label":" Mobile "}],"reason":"to send you the quote"}`
 
-func newKind(t testing.TB) runtime.Kind {
+func newKind(t testing.TB) kindkit.Kind {
 	t.Helper()
 	k, err := identityintakegen.New(identityintake.Rules{})
 	if err != nil {
@@ -33,8 +33,8 @@ func newKind(t testing.TB) runtime.Kind {
 	return k
 }
 
-func fe(field, message string) runtime.FieldError {
-	return runtime.FieldError{Field: field, Message: message}
+func fe(field, message string) kindkit.FieldError {
+	return kindkit.FieldError{Field: field, Message: message}
 }
 
 func TestParseRaise(t *testing.T) {
@@ -72,7 +72,7 @@ func TestParseRaise(t *testing.T) {
 		"reason defaults": {
 			args:       `{"fields":["email"]}`,
 			wantSpec:   `{"fields":[{"key":"email","required":true}]}`,
-			wantReason: runtime.DefaultReason,
+			wantReason: kindkit.DefaultReason,
 		},
 		"reason is trimmed": {
 			args:       `{"fields":["email"],"reason":"  to call you back "}`,
@@ -99,26 +99,26 @@ func TestParseRaiseErrors(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		args string
-		want []runtime.FieldError
+		want []kindkit.FieldError
 	}{
-		"fields not an array":             {`{"fields":"email","reason":"r"}`, []runtime.FieldError{fe("fields", "must be an array, not string")}},
-		"fields missing":                  {`{"reason":"r"}`, []runtime.FieldError{fe("fields", "this field is required")}},
-		"no fields":                       {`{"fields":[],"reason":"r"}`, []runtime.FieldError{fe("fields", "must have at least 1 entry (got 0)")}},
-		"unknown key, shorthand":          {`{"fields":["email","company"],"reason":"r"}`, []runtime.FieldError{fe("fields[1].key", "must be one of 'name', 'email', 'phone'")}},
-		"unknown key, object":             {`{"fields":[{"key":"Email"}],"reason":"r"}`, []runtime.FieldError{fe("fields[0].key", "must be one of 'name', 'email', 'phone'")}},
-		"key missing":                     {`{"fields":[{"required":true}],"reason":"r"}`, []runtime.FieldError{fe("fields[0].key", "this field is required")}},
-		"entry neither string nor object": {`{"fields":[true],"reason":"r"}`, []runtime.FieldError{fe("fields[0]", "must be an object, not boolean")}},
-		"label not a string":              {`{"fields":[{"key":"phone","label":5}],"reason":"r"}`, []runtime.FieldError{fe("fields[0].label", "must be a string, not number")}},
-		"unknown field property":          {`{"fields":[{"key":"phone","hint":"x"}],"reason":"r"}`, []runtime.FieldError{fe("fields[0]", "unknown field 'hint'")}},
+		"fields not an array":             {`{"fields":"email","reason":"r"}`, []kindkit.FieldError{fe("fields", "must be an array, not string")}},
+		"fields missing":                  {`{"reason":"r"}`, []kindkit.FieldError{fe("fields", "this field is required")}},
+		"no fields":                       {`{"fields":[],"reason":"r"}`, []kindkit.FieldError{fe("fields", "must have at least 1 entry (got 0)")}},
+		"unknown key, shorthand":          {`{"fields":["email","company"],"reason":"r"}`, []kindkit.FieldError{fe("fields[1].key", "must be one of 'name', 'email', 'phone'")}},
+		"unknown key, object":             {`{"fields":[{"key":"Email"}],"reason":"r"}`, []kindkit.FieldError{fe("fields[0].key", "must be one of 'name', 'email', 'phone'")}},
+		"key missing":                     {`{"fields":[{"required":true}],"reason":"r"}`, []kindkit.FieldError{fe("fields[0].key", "this field is required")}},
+		"entry neither string nor object": {`{"fields":[true],"reason":"r"}`, []kindkit.FieldError{fe("fields[0]", "must be an object, not boolean")}},
+		"label not a string":              {`{"fields":[{"key":"phone","label":5}],"reason":"r"}`, []kindkit.FieldError{fe("fields[0].label", "must be a string, not number")}},
+		"unknown field property":          {`{"fields":[{"key":"phone","hint":"x"}],"reason":"r"}`, []kindkit.FieldError{fe("fields[0]", "unknown field 'hint'")}},
 	}
 	k := newKind(t)
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r, err := k.ParseRaise([]byte(tt.args))
-			var re *runtime.RaiseError
+			var re *kindkit.RaiseError
 			if !errors.As(err, &re) {
-				t.Fatalf("ParseRaise = %s, %v; want a *runtime.RaiseError", r.Spec.JSON, err)
+				t.Fatalf("ParseRaise = %s, %v; want a *kindkit.RaiseError", r.Spec.JSON, err)
 			}
 			if re.Tool != identityintakegen.ToolName {
 				t.Errorf("Tool = %q, want %q", re.Tool, identityintakegen.ToolName)
@@ -141,7 +141,7 @@ func TestValidate(t *testing.T) {
 		spec   string // raise arguments; empty for format-only
 		values string
 		want   string
-		errs   []runtime.FieldError
+		errs   []kindkit.FieldError
 	}{
 		"protocol submitted example": {
 			spec:   nameEmailPhone,
@@ -176,16 +176,16 @@ func TestValidate(t *testing.T) {
 		"volunteered fields are checked": {
 			spec:   requiredEmail,
 			values: `{"email":"bob@example.com","phone":"12345"}`,
-			errs:   []runtime.FieldError{fe("phone", msgBadPhone)},
+			errs:   []kindkit.FieldError{fe("phone", msgBadPhone)},
 		},
-		"nothing given: empty object": {spec: nameEmailPhone, values: `{}`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
-		"nothing given: null":         {spec: nameEmailPhone, values: `null`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
+		"nothing given: empty object": {spec: nameEmailPhone, values: `{}`, errs: []kindkit.FieldError{fe("values", msgNothingGiven)}},
+		"nothing given: null":         {spec: nameEmailPhone, values: `null`, errs: []kindkit.FieldError{fe("values", msgNothingGiven)}},
 		"nothing given: empty strings": {
 			spec:   allRequired,
 			values: `{"name":"","email":"","phone":""}`,
-			errs:   []runtime.FieldError{fe("values", msgNothingGiven)},
+			errs:   []kindkit.FieldError{fe("values", msgNothingGiven)},
 		},
-		"nothing given: only unknown keys": {spec: nameEmailPhone, values: `{"company":"Acme"}`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
+		"nothing given: only unknown keys": {spec: nameEmailPhone, values: `{"company":"Acme"}`, errs: []kindkit.FieldError{fe("values", msgNothingGiven)}},
 		"blank email against an optional email": {
 			spec:   optionalEmail,
 			values: `{"email":"   "}`,
@@ -194,44 +194,44 @@ func TestValidate(t *testing.T) {
 		"blank email against a required email": {
 			spec:   requiredEmail,
 			values: `{"email":"   "}`,
-			errs:   []runtime.FieldError{fe("email", msgRequired)},
+			errs:   []kindkit.FieldError{fe("email", msgRequired)},
 		},
 		"required fields in spec order": {
 			spec:   `{"fields":["phone",{"key":"name","required":false},"email"]}`,
 			values: `{"name":"Bob"}`,
-			errs:   []runtime.FieldError{fe("phone", msgRequired), fe("email", msgRequired)},
+			errs:   []kindkit.FieldError{fe("phone", msgRequired), fe("email", msgRequired)},
 		},
 		"errors ordered required, email, phone": {
 			spec:   `{"fields":["phone","email","name"]}`,
 			values: `{"name":" ","email":"not-an-email","phone":"12345"}`,
-			errs:   []runtime.FieldError{fe("name", msgRequired), fe("email", msgBadEmail), fe("phone", msgBadPhone)},
+			errs:   []kindkit.FieldError{fe("name", msgRequired), fe("email", msgBadEmail), fe("phone", msgBadPhone)},
 		},
-		"scenario: not-an-email": {spec: requiredEmail, values: `{"email":"not-an-email"}`, errs: []runtime.FieldError{fe("email", msgBadEmail)}},
-		"scenario: still bad@":   {spec: requiredEmail, values: `{"email":"still bad@"}`, errs: []runtime.FieldError{fe("email", msgBadEmail)}},
+		"scenario: not-an-email": {spec: requiredEmail, values: `{"email":"not-an-email"}`, errs: []kindkit.FieldError{fe("email", msgBadEmail)}},
+		"scenario: still bad@":   {spec: requiredEmail, values: `{"email":"still bad@"}`, errs: []kindkit.FieldError{fe("email", msgBadEmail)}},
 		"scenario: corrected":    {spec: requiredEmail, values: `{"email":"alice@example.com"}`, want: `{"email":"alice@example.com"}`},
 		"format-only skips required": {
 			values: `{"name":"Bob"}`,
 			want:   `{"name":"Bob"}`,
 		},
-		"format-only still needs something": {values: `{}`, errs: []runtime.FieldError{fe("values", msgNothingGiven)}},
+		"format-only still needs something": {values: `{}`, errs: []kindkit.FieldError{fe("values", msgNothingGiven)}},
 		"format-only blank email":           {values: `{"email":"   "}`, want: `{}`},
 		"format-only checks formats": {
 			values: `{"name":"Bob","email":"a@b","phone":"+0123456789"}`,
-			errs:   []runtime.FieldError{fe("email", msgBadEmail), fe("phone", msgBadPhone)},
+			errs:   []kindkit.FieldError{fe("email", msgBadEmail), fe("phone", msgBadPhone)},
 		},
 		"format-only normalises": {
 			values: `{"email":" Bob@Example.COM ","phone":"1 555 123 4567"}`,
 			want:   `{"email":"Bob@example.com","phone":"+15551234567"}`,
 		},
-		"values not an object": {values: `"abc"`, errs: []runtime.FieldError{fe("values", "must be an object, not string")}},
-		"value not a string":   {spec: nameEmailPhone, values: `{"email":5}`, errs: []runtime.FieldError{fe("email", "must be a string, not number")}},
-		"values not JSON":      {values: `{"email":`, errs: []runtime.FieldError{fe("values", "invalid values shape: unexpected end of JSON input at offset 9")}},
+		"values not an object": {values: `"abc"`, errs: []kindkit.FieldError{fe("values", "must be an object, not string")}},
+		"value not a string":   {spec: nameEmailPhone, values: `{"email":5}`, errs: []kindkit.FieldError{fe("email", "must be a string, not number")}},
+		"values not JSON":      {values: `{"email":`, errs: []kindkit.FieldError{fe("values", "invalid values shape: unexpected end of JSON input at offset 9")}},
 	}
 	k := newKind(t)
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var spec *runtime.Spec
+			var spec *kindkit.Spec
 			if tt.spec != "" {
 				r := kindtest.Raise(t, k, tt.spec)
 				spec = &r.Spec
@@ -279,7 +279,7 @@ func TestEmail(t *testing.T) {
 			values, _ := json.Marshal(map[string]string{"email": input})
 			got, errs := k.Validate(nil, values)
 			if want == "" {
-				if diff := cmp.Diff([]runtime.FieldError{fe("email", msgBadEmail)}, errs); diff != "" {
+				if diff := cmp.Diff([]kindkit.FieldError{fe("email", msgBadEmail)}, errs); diff != "" {
 					t.Errorf("errors (-want +got):\n%s", diff)
 				}
 				return
@@ -333,7 +333,7 @@ func TestPhone(t *testing.T) {
 			values, _ := json.Marshal(map[string]string{"phone": input})
 			got, errs := k.Validate(nil, values)
 			if want == "" {
-				if diff := cmp.Diff([]runtime.FieldError{fe("phone", msgBadPhone)}, errs); diff != "" {
+				if diff := cmp.Diff([]kindkit.FieldError{fe("phone", msgBadPhone)}, errs); diff != "" {
 					t.Errorf("errors (-want +got):\n%s", diff)
 				}
 				return
@@ -350,7 +350,7 @@ func TestFallback(t *testing.T) {
 	t.Parallel()
 	k := newKind(t)
 	raise := kindtest.Raise(t, k, `{"fields":[{"key":"phone","required":false},"name","email"],"reason":"to send you the quote"}`)
-	var env runtime.FallbackDirective
+	var env kindkit.FallbackDirective
 	if err := json.Unmarshal([]byte(k.Fallback(raise.Spec, raise.Reason)), &env); err != nil {
 		t.Fatal(err)
 	}

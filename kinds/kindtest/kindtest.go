@@ -9,13 +9,13 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // Validate runs k.Validate(spec, values) and checks the properties every
 // kind keeps. It returns the canonical values, or nil and the errors.
-func Validate(t testing.TB, k runtime.Kind, spec *runtime.Spec, values []byte) (json.RawMessage, []runtime.FieldError) {
+func Validate(t testing.TB, k kindkit.Kind, spec *kindkit.Spec, values []byte) (json.RawMessage, []kindkit.FieldError) {
 	t.Helper()
 	out, errs := k.Validate(spec, values)
 	if len(errs) > 0 {
@@ -36,7 +36,7 @@ func Validate(t testing.TB, k runtime.Kind, spec *runtime.Spec, values []byte) (
 }
 
 // Idempotent checks that canonical values check again to themselves.
-func Idempotent(t testing.TB, k runtime.Kind, spec *runtime.Spec, canonical json.RawMessage) {
+func Idempotent(t testing.TB, k kindkit.Kind, spec *kindkit.Spec, canonical json.RawMessage) {
 	t.Helper()
 	again, errs := k.Validate(spec, canonical)
 	if len(errs) > 0 {
@@ -48,7 +48,7 @@ func Idempotent(t testing.TB, k runtime.Kind, spec *runtime.Spec, canonical json
 }
 
 // Raise raises args on k; a refused raise fails the test.
-func Raise(t testing.TB, k runtime.Kind, args string) runtime.Raise {
+func Raise(t testing.TB, k kindkit.Kind, args string) kindkit.Raise {
 	t.Helper()
 	r, err := k.ParseRaise([]byte(args))
 	if err != nil {
@@ -59,9 +59,9 @@ func Raise(t testing.TB, k runtime.Kind, args string) runtime.Raise {
 
 // Specs raises each of args on k and returns the specs, nil for "" (the
 // format-only mode of Validate), for a fuzz test to pick from.
-func Specs(t testing.TB, k runtime.Kind, args ...string) []*runtime.Spec {
+func Specs(t testing.TB, k kindkit.Kind, args ...string) []*kindkit.Spec {
 	t.Helper()
-	specs := make([]*runtime.Spec, len(args))
+	specs := make([]*kindkit.Spec, len(args))
 	for i, a := range args {
 		if a != "" {
 			r := Raise(t, k, a)
@@ -73,7 +73,7 @@ func Specs(t testing.TB, k runtime.Kind, args ...string) []*runtime.Spec {
 
 // FromCatalog returns the kind called name from kinds.All, wired to its
 // rules as the server sees it.
-func FromCatalog(t testing.TB, name string) runtime.Kind {
+func FromCatalog(t testing.TB, name string) kindkit.Kind {
 	t.Helper()
 	cat, err := kinds.All()
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kindkit/kindkit"
 	ratinggen "github.com/kindkit/kindkit/gen/rating"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // Rules trims the spec and the comment, checks the scale's bounds against
@@ -40,9 +40,9 @@ func (Rules) NormalizeRaise(args map[string]any) {
 }
 
 // CheckSpec wants a scale that goes up.
-func (Rules) CheckSpec(spec *ratinggen.RatingSpec) []runtime.FieldError {
+func (Rules) CheckSpec(spec *ratinggen.RatingSpec) []kindkit.FieldError {
 	if spec.Scale.Min >= spec.Scale.Max {
-		return []runtime.FieldError{{Field: "scale", Message: fmt.Sprintf("min (%d) must be less than max (%d)", spec.Scale.Min, spec.Scale.Max)}}
+		return []kindkit.FieldError{{Field: "scale", Message: fmt.Sprintf("min (%d) must be less than max (%d)", spec.Scale.Min, spec.Scale.Max)}}
 	}
 	return nil
 }
@@ -50,20 +50,20 @@ func (Rules) CheckSpec(spec *ratinggen.RatingSpec) []runtime.FieldError {
 // Validate keeps the score on the scale and the comment only when it says
 // something. Without the spec (a conversational submit in a later turn)
 // the score can only be checked against the widest scale the schema allows.
-func (Rules) Validate(spec *ratinggen.RatingSpec, values *ratinggen.RatingValues) (*ratinggen.RatingValues, []runtime.FieldError) {
+func (Rules) Validate(spec *ratinggen.RatingSpec, values *ratinggen.RatingValues) (*ratinggen.RatingValues, []kindkit.FieldError) {
 	lo, hi := 0, 10
 	if spec != nil {
 		lo, hi = spec.Scale.Min, spec.Scale.Max
 	}
-	var errs []runtime.FieldError
+	var errs []kindkit.FieldError
 	if values.Score < lo || values.Score > hi {
-		errs = append(errs, runtime.FieldError{Field: "score", Message: fmt.Sprintf("must be a whole number from %d to %d", lo, hi)})
+		errs = append(errs, kindkit.FieldError{Field: "score", Message: fmt.Sprintf("must be a whole number from %d to %d", lo, hi)})
 	}
 	out := &ratinggen.RatingValues{Score: values.Score}
 	if values.Comment != nil {
 		if c := strings.TrimSpace(*values.Comment); c != "" {
 			if spec != nil && (spec.AllowComment == nil || !*spec.AllowComment) {
-				errs = append(errs, runtime.FieldError{Field: "comment", Message: "this question takes no comment"})
+				errs = append(errs, kindkit.FieldError{Field: "comment", Message: "this question takes no comment"})
 			}
 			out.Comment = &c
 		}

@@ -6,15 +6,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit"
 	ratinggen "github.com/kindkit/kindkit/gen/rating"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/kinds/rating"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func kind(t testing.TB) runtime.Kind {
+func kind(t testing.TB) kindkit.Kind {
 	t.Helper()
 	k, err := ratinggen.New(rating.Rules{})
 	if err != nil {
@@ -62,21 +62,21 @@ func TestValidate(t *testing.T) {
 	plain := kindtest.Raise(t, k, `{"question":"Q","scale":{"min":1,"max":5}}`)
 	commented := kindtest.Raise(t, k, `{"question":"Q","scale":{"min":1,"max":5},"allowComment":true}`)
 	for name, c := range map[string]struct {
-		spec   *runtime.Spec
+		spec   *kindkit.Spec
 		values string
 		want   string
-		errs   []runtime.FieldError
+		errs   []kindkit.FieldError
 	}{
 		"score":            {spec: &plain.Spec, values: `{"score":4}`, want: `{"score":4}`},
 		"blank comment":    {spec: &plain.Spec, values: `{"score":1,"comment":"  "}`, want: `{"score":1}`},
 		"comment":          {spec: &commented.Spec, values: `{"score":5,"comment":" Great "}`, want: `{"comment":"Great","score":5}`},
-		"unwanted comment": {spec: &plain.Spec, values: `{"score":5,"comment":"Great"}`, errs: []runtime.FieldError{{Field: "comment", Message: "this question takes no comment"}}},
-		"off the scale":    {spec: &plain.Spec, values: `{"score":6}`, errs: []runtime.FieldError{{Field: "score", Message: "must be a whole number from 1 to 5"}}},
-		"both wrong":       {spec: &plain.Spec, values: `{"score":0,"comment":"x"}`, errs: []runtime.FieldError{{Field: "score", Message: "must be a whole number from 1 to 5"}, {Field: "comment", Message: "this question takes no comment"}}},
-		"not a number":     {spec: &plain.Spec, values: `{"score":"4"}`, errs: []runtime.FieldError{{Field: "score", Message: "must be an integer, not string"}}},
-		"no score":         {spec: &plain.Spec, values: `{}`, errs: []runtime.FieldError{{Field: "score", Message: "this field is required"}}},
+		"unwanted comment": {spec: &plain.Spec, values: `{"score":5,"comment":"Great"}`, errs: []kindkit.FieldError{{Field: "comment", Message: "this question takes no comment"}}},
+		"off the scale":    {spec: &plain.Spec, values: `{"score":6}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be a whole number from 1 to 5"}}},
+		"both wrong":       {spec: &plain.Spec, values: `{"score":0,"comment":"x"}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be a whole number from 1 to 5"}, {Field: "comment", Message: "this question takes no comment"}}},
+		"not a number":     {spec: &plain.Spec, values: `{"score":"4"}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be an integer, not string"}}},
+		"no score":         {spec: &plain.Spec, values: `{}`, errs: []kindkit.FieldError{{Field: "score", Message: "this field is required"}}},
 		"format only":      {values: `{"score":9,"comment":"ok"}`, want: `{"comment":"ok","score":9}`},
-		"format only, 11":  {values: `{"score":11}`, errs: []runtime.FieldError{{Field: "score", Message: "must be a whole number from 0 to 10"}}},
+		"format only, 11":  {values: `{"score":11}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be a whole number from 0 to 10"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, errs := k.Validate(c.spec, []byte(c.values))

@@ -4,15 +4,15 @@
 package kinds
 
 import (
+	"github.com/kindkit/kindkit"
 	pollgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.
-func All() (*runtime.Catalog, error) {
+func All() (*kindkit.Catalog, error) {
 	pollKind, err := pollgen.New(pollgen.UnimplementedRules{})
 	if err != nil {
 		return nil, err
 	}
-	return runtime.NewCatalog(pollKind)
+	return kindkit.NewCatalog(pollKind)
 }

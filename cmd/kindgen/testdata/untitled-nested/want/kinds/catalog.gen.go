@@ -4,15 +4,15 @@
 package kinds
 
 import (
+	"github.com/kindkit/kindkit"
 	feedbackformgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/gen/feedbackform"
-	"github.com/kindkit/kindkit/runtime"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.
-func All() (*runtime.Catalog, error) {
+func All() (*kindkit.Catalog, error) {
 	feedbackformKind, err := feedbackformgen.New(feedbackformgen.UnimplementedRules{})
 	if err != nil {
 		return nil, err
 	}
-	return runtime.NewCatalog(feedbackformKind)
+	return kindkit.NewCatalog(feedbackformKind)
 }

@@ -3,7 +3,7 @@
 
 package poll
 
-import "github.com/kindkit/kindkit/runtime"
+import "github.com/kindkit/kindkit"
 
 // The kind's metadata, from x-kind.
 const (
@@ -31,9 +31,9 @@ type Rules interface {
 	// NormalizeValues rewrites raw submitted values before schema validation.
 	NormalizeValues(values any) any
 	// CheckSpec reports what is wrong with a schema-valid spec.
-	CheckSpec(spec *PollSpec) []runtime.FieldError
+	CheckSpec(spec *PollSpec) []kindkit.FieldError
 	// Validate checks schema-valid values and returns them canonical; spec is nil when unknown.
-	Validate(spec *PollSpec, values *PollValues) (*PollValues, []runtime.FieldError)
+	Validate(spec *PollSpec, values *PollValues) (*PollValues, []kindkit.FieldError)
 	// Fallback tells the model how to ask in conversation.
 	Fallback(spec *PollSpec, reason string) string
 	// ErrorField names the field a schema error at location belongs to.
@@ -47,24 +47,24 @@ func (UnimplementedRules) NormalizeRaise(map[string]any) {}
 func (UnimplementedRules) NormalizeValues(values any) any {
 	return values
 }
-func (UnimplementedRules) CheckSpec(*PollSpec) []runtime.FieldError {
+func (UnimplementedRules) CheckSpec(*PollSpec) []kindkit.FieldError {
 	return nil
 }
-func (UnimplementedRules) Validate(_ *PollSpec, values *PollValues) (*PollValues, []runtime.FieldError) {
+func (UnimplementedRules) Validate(_ *PollSpec, values *PollValues) (*PollValues, []kindkit.FieldError) {
 	return values, nil
 }
 func (UnimplementedRules) Fallback(spec *PollSpec, reason string) string {
-	return runtime.DefaultFallback(Name, spec, reason)
+	return kindkit.DefaultFallback(Name, spec, reason)
 }
 func (UnimplementedRules) ErrorField(_ any, location []string) string {
-	return runtime.DefaultErrorField(location)
+	return kindkit.DefaultErrorField(location)
 }
 
 var _ Rules = UnimplementedRules{}
 
 // New returns the kind wired to rules.
-func New(rules Rules) (runtime.Kind, error) {
-	return runtime.NewKind[PollSpec, PollValues](runtime.Descriptor{
+func New(rules Rules) (kindkit.Kind, error) {
+	return kindkit.NewKind[PollSpec, PollValues](kindkit.Descriptor{
 		Capability:      Capability,
 		Name:            Name,
 		Schema:          Schema,

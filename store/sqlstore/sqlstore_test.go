@@ -13,9 +13,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/runtime/memstore"
-	"github.com/kindkit/kindkit/runtime/storetest"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+	"github.com/kindkit/kindkit/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -49,20 +49,20 @@ func openCfg(t testing.TB, dsn string, cfg config) *Store {
 }
 
 func TestConformanceSQLite(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) runtime.Store { return openT(t, sqliteDSN(t)) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openT(t, sqliteDSN(t)) })
 }
 
 func TestConformanceSQLiteMemory(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) runtime.Store { return openT(t, "sqlite::memory:") })
+	storetest.Run(t, func(t *testing.T) store.Store { return openT(t, "sqlite::memory:") })
 }
 
 func TestConformanceSQLiteOneConnection(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) runtime.Store { return openCfg(t, sqliteDSN(t), config{readers: -1}) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openCfg(t, sqliteDSN(t), config{readers: -1}) })
 }
 
 func TestConformancePostgres(t *testing.T) {
 	postgresDSN(t) // skip or fail before the sub-tests
-	storetest.Run(t, func(t *testing.T) runtime.Store { return openT(t, postgresDSN(t)) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openT(t, postgresDSN(t)) })
 }
 
 // TestTakeParkTwoProcesses: two pools on one PostgreSQL database, standing
@@ -71,13 +71,13 @@ func TestTakeParkTwoProcesses(t *testing.T) {
 	dsn := postgresDSN(t)
 	a, b := openT(t, dsn), openT(t, dsn)
 	ctx := context.Background()
-	if err := a.CreateConversation(ctx, &runtime.Conversation{ID: "c1"}); err != nil {
+	if err := a.CreateConversation(ctx, &store.Conversation{ID: "c1"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 50 {
 		id := fmt.Sprintf("p%d", i)
-		if _, err := b.SavePark(ctx, &runtime.Park{ID: id, Type: runtime.ParkInteraction, ConversationID: "c1",
-			Deadline: time.Now().Add(time.Minute), State: runtime.ParkPending}); err != nil {
+		if _, err := b.SavePark(ctx, &store.Park{ID: id, Type: store.ParkInteraction, ConversationID: "c1",
+			Deadline: time.Now().Add(time.Minute), State: store.ParkPending}); err != nil {
 			t.Fatal(err)
 		}
 		var (
@@ -94,7 +94,7 @@ func TestTakeParkTwoProcesses(t *testing.T) {
 			}
 			wg.Go(func() {
 				<-start
-				_, ok, err := s.TakePark(ctx, id, runtime.ParkResolved)
+				_, ok, err := s.TakePark(ctx, id, store.ParkResolved)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -119,12 +119,12 @@ func TestSQLiteSharedFile(t *testing.T) {
 	dsn := sqliteDSN(t)
 	a, b := openT(t, dsn), openT(t, dsn)
 	ctx := context.Background()
-	if err := a.CreateConversation(ctx, &runtime.Conversation{ID: "c1"}); err != nil {
+	if err := a.CreateConversation(ctx, &store.Conversation{ID: "c1"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 20 {
 		id := fmt.Sprintf("p%d", i)
-		if _, err := a.SavePark(ctx, &runtime.Park{ID: id, ConversationID: "c1", State: runtime.ParkPending}); err != nil {
+		if _, err := a.SavePark(ctx, &store.Park{ID: id, ConversationID: "c1", State: store.ParkPending}); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -132,7 +132,7 @@ func TestSQLiteSharedFile(t *testing.T) {
 		oks := 0
 		for _, s := range []*Store{a, b, a, b} {
 			wg.Go(func() {
-				_, ok, err := s.TakePark(ctx, id, runtime.ParkResolved)
+				_, ok, err := s.TakePark(ctx, id, store.ParkResolved)
 				if err != nil {
 					t.Error(err)
 				}
@@ -198,7 +198,7 @@ func TestTimes(t *testing.T) {
 			s := openT(t, dsn.open(t))
 			ctx := context.Background()
 			at := time.Date(2031, 2, 3, 4, 5, 6, 789123457, time.FixedZone("Y", -7*3600))
-			if err := s.CreateConversation(ctx, &runtime.Conversation{ID: "c1", CreatedAt: at}); err != nil {
+			if err := s.CreateConversation(ctx, &store.Conversation{ID: "c1", CreatedAt: at}); err != nil {
 				t.Fatal(err)
 			}
 			c, err := s.Conversation(ctx, "c1")
@@ -208,7 +208,7 @@ func TestTimes(t *testing.T) {
 			if !c.CreatedAt.Equal(at) || c.CreatedAt.Location() != time.UTC {
 				t.Errorf("CreatedAt = %v, want %v in UTC", c.CreatedAt, at)
 			}
-			err = s.CreateConversation(ctx, &runtime.Conversation{ID: "c2", CreatedAt: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)})
+			err = s.CreateConversation(ctx, &store.Conversation{ID: "c2", CreatedAt: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)})
 			if err == nil {
 				t.Error("year 3000 was stored")
 			}
@@ -240,7 +240,7 @@ func TestCloseThenUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Conversation(context.Background(), "c1")
-	if err == nil || errors.Is(err, runtime.ErrNotFound) {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Conversation after Close: %v, want a closed-database error", err)
 	}
 }
@@ -303,7 +303,7 @@ func BenchmarkParallelSQLite(b *testing.B) {
 func TestGroupCommitIsolatesFailures(t *testing.T) {
 	s := openT(t, sqliteDSN(t))
 	ctx := context.Background()
-	if err := s.CreateConversation(ctx, &runtime.Conversation{ID: "c"}); err != nil {
+	if err := s.CreateConversation(ctx, &store.Conversation{ID: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -316,12 +316,12 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 			if i%3 == 0 {
 				conv = "missing"
 			}
-			errs[i] = s.AppendMessages(ctx, &runtime.Message{ID: fmt.Sprint("m", i), ConversationID: conv, Role: runtime.RoleUser, Text: "x"})
+			errs[i] = s.AppendMessages(ctx, &store.Message{ID: fmt.Sprint("m", i), ConversationID: conv, Role: store.RoleUser, Text: "x"})
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if want := i%3 == 0; errors.Is(err, runtime.ErrNotFound) != want || (!want && err != nil) {
+		if want := i%3 == 0; errors.Is(err, store.ErrNotFound) != want || (!want && err != nil) {
 			t.Errorf("write %d: %v", i, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package agent
 
 import (
 	"context"
@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/google/uuid"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Demo is the built-in model of kindserver with no flags: on a
@@ -30,11 +31,11 @@ func (Demo) Respond(ctx context.Context, req ModelRequest, onText func(string)) 
 	last := h[len(h)-1]
 	var text string
 	switch {
-	case last.Role == runtime.RoleTool && last.ToolName == "request_choices":
+	case last.Role == store.RoleTool && last.ToolName == "request_choices":
 		text = demoAnswer(last.Text)
-	case last.Role == runtime.RoleUser && !hasAssistant(h[:len(h)-1]):
-		return ModelResponse{ToolCalls: []runtime.ToolCall{{ID: "call-" + newUUID(), Name: "request_choices", Arguments: demoRaise}}}, nil
-	case last.Role == runtime.RoleUser:
+	case last.Role == store.RoleUser && !hasAssistant(h[:len(h)-1]):
+		return ModelResponse{ToolCalls: []store.ToolCall{{ID: "call-" + uuid.NewString(), Name: "request_choices", Arguments: demoRaise}}}, nil
+	case last.Role == store.RoleUser:
 		text = fmt.Sprintf("You said %q. I am kindkit's demo model: I only ask one card per conversation. Run kindserver with -script or a real model for more.", last.Text)
 	default:
 		text = "Done."
@@ -45,9 +46,9 @@ func (Demo) Respond(ctx context.Context, req ModelRequest, onText func(string)) 
 	return ModelResponse{Text: text}, nil
 }
 
-func hasAssistant(h []*runtime.Message) bool {
+func hasAssistant(h []*store.Message) bool {
 	for _, m := range h {
-		if m.Role == runtime.RoleAssistant {
+		if m.Role == store.RoleAssistant {
 			return true
 		}
 	}

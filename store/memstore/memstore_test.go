@@ -8,15 +8,15 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/kindkit/kindkit/runtime"
-	"github.com/kindkit/kindkit/runtime/memstore"
-	"github.com/kindkit/kindkit/runtime/storetest"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+	"github.com/kindkit/kindkit/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) runtime.Store { return memstore.New() })
+	storetest.Run(t, func(t *testing.T) store.Store { return memstore.New() })
 }
 
 func BenchmarkCycle(b *testing.B) { storetest.Bench(b, memstore.New()) }
@@ -28,20 +28,20 @@ func TestRetention(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	for _, id := range []string{"done", "parked"} {
-		if err := s.CreateConversation(ctx, &runtime.Conversation{ID: id}); err != nil {
+		if err := s.CreateConversation(ctx, &store.Conversation{ID: id}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateSession(ctx, &runtime.Session{ID: "s-" + id, ConversationID: id}); err != nil {
+		if err := s.CreateSession(ctx, &store.Session{ID: "s-" + id, ConversationID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.SavePark(ctx, &runtime.Park{ID: "p", ConversationID: "parked", State: runtime.ParkPending, Deadline: time.Now().Add(time.Hour)}); err != nil {
+	if _, err := s.SavePark(ctx, &store.Park{ID: "p", ConversationID: "parked", State: store.ParkPending, Deadline: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		_, err := s.Conversation(ctx, "done")
-		if errors.Is(err, runtime.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -49,7 +49,7 @@ func TestRetention(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := s.Session(ctx, "s-done"); !errors.Is(err, runtime.ErrNotFound) {
+	if _, err := s.Session(ctx, "s-done"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("its session is still there: %v", err)
 	}
 	if _, err := s.PendingPark(ctx, "parked"); err != nil {

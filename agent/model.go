@@ -1,11 +1,11 @@
-package server
+package agent
 
 import (
 	"context"
 	"encoding/json"
 
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Model is the agent's language model: one call streams text through onText
@@ -20,7 +20,7 @@ type ModelRequest struct {
 	// Position is the model's own position in a stateful source, kept with
 	// the conversation (the scripted model's index in its script).
 	Position int
-	History  []*runtime.Message // oldest first: user, assistant and tool messages
+	History  []*store.Message // oldest first: user, assistant and tool messages
 	Tools    []Tool
 	// Knowledge is what Config.Knowledge found for the turn's user
 	// message, best first; the model should ground its answer in it.
@@ -30,8 +30,8 @@ type ModelRequest struct {
 // ModelResponse is the complete answer of one model call.
 type ModelResponse struct {
 	Text      string
-	ToolCalls []runtime.ToolCall
-	Usage     runtime.Usage
+	ToolCalls []store.ToolCall
+	Usage     store.Usage
 	Position  int // the position after this call
 }
 

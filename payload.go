@@ -1,4 +1,4 @@
-package runtime
+package kindkit
 
 import (
 	"bytes"
@@ -64,7 +64,7 @@ func marshalString(v any) string {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Only values built in this package reach here; they always encode.
-		panic("runtime: encode: " + err.Error())
+		panic("kindkit: encode: " + err.Error())
 	}
 	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }

@@ -1,4 +1,4 @@
-package kindserver
+package debugstats
 
 import (
 	"encoding/json"
@@ -19,8 +19,8 @@ type Stats struct {
 	Sys        uint64 `json:"sys"`
 }
 
-// StatsHandler serves Stats; kindload's canned floor serves the same.
-func StatsHandler(w http.ResponseWriter, r *http.Request) {
+// Handler serves Stats; kindload's canned floor serves the same.
+func Handler(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("gc") == "1" {
 		runtime.GC()
 		debug.FreeOSMemory()

@@ -1,4 +1,4 @@
-// Package memstore is the in-memory runtime.Store: one process, nothing
+// Package memstore is the in-memory store.Store: one process, nothing
 // survives a restart. Tests and the scenario runner use it.
 package memstore
 
@@ -10,15 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Store is safe for concurrent use.
 type Store struct {
 	mu       sync.Mutex
 	convs    map[string]*conversation
-	sessions map[string]*runtime.Session
-	parks    map[string]*runtime.Park
+	sessions map[string]*store.Session
+	parks    map[string]*store.Park
 
 	retention time.Duration
 	stop      chan struct{}
@@ -26,8 +26,8 @@ type Store struct {
 }
 
 type conversation struct {
-	runtime.Conversation
-	messages []*runtime.Message
+	store.Conversation
+	messages []*store.Message
 	sessions []string  // ids of the sessions bound to it
 	pending  string    // id of the pending park
 	used     time.Time // last write or session
@@ -35,7 +35,7 @@ type conversation struct {
 
 // New returns an empty store that keeps everything until the process ends.
 func New() *Store {
-	return &Store{convs: map[string]*conversation{}, sessions: map[string]*runtime.Session{}, parks: map[string]*runtime.Park{}}
+	return &Store{convs: map[string]*conversation{}, sessions: map[string]*store.Session{}, parks: map[string]*store.Park{}}
 }
 
 // NewWithRetention returns a store that forgets a conversation (its
@@ -97,9 +97,9 @@ func (s *Store) sweep(now time.Time) {
 	}
 }
 
-var _ runtime.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
-func (s *Store) CreateConversation(_ context.Context, c *runtime.Conversation) error {
+func (s *Store) CreateConversation(_ context.Context, c *store.Conversation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cp := *c
@@ -108,12 +108,12 @@ func (s *Store) CreateConversation(_ context.Context, c *runtime.Conversation) e
 	return nil
 }
 
-func (s *Store) Conversation(_ context.Context, id string) (*runtime.Conversation, error) {
+func (s *Store) Conversation(_ context.Context, id string) (*store.Conversation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
 	if !ok {
-		return nil, runtime.ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	cp := c.Conversation
 	cp.Supports = slices.Clone(c.Supports)
@@ -128,21 +128,21 @@ func (s *Store) SetModelPos(_ context.Context, id string, pos int) error {
 	return s.withConv(id, func(c *conversation) { c.ModelPos = pos })
 }
 
-func (s *Store) ListConversations(_ context.Context, f runtime.ConversationFilter, limit int) ([]runtime.ConversationSummary, error) {
+func (s *Store) ListConversations(_ context.Context, f store.ConversationFilter, limit int) ([]store.ConversationSummary, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []runtime.ConversationSummary
+	var out []store.ConversationSummary
 	add := func(c *conversation) {
-		sum := runtime.ConversationSummary{ID: c.ID}
+		sum := store.ConversationSummary{ID: c.ID}
 		titled := false
 		for _, m := range c.messages {
 			switch m.Role {
-			case runtime.RoleUser:
+			case store.RoleUser:
 				if !titled {
 					sum.Title, titled = m.Text, true
 				}
 				sum.MessageCount++
-			case runtime.RoleReply:
+			case store.RoleReply:
 				sum.MessageCount++
 			}
 			if m.CreatedAt.After(sum.UpdatedAt) {
@@ -169,7 +169,7 @@ func (s *Store) ListConversations(_ context.Context, f runtime.ConversationFilte
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b runtime.ConversationSummary) int {
+	slices.SortFunc(out, func(a, b store.ConversationSummary) int {
 		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
 			return c
 		}
@@ -183,18 +183,18 @@ func (s *Store) withConv(id string, f func(*conversation)) error {
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
 	if !ok {
-		return runtime.ErrNotFound
+		return store.ErrNotFound
 	}
 	f(c)
 	return nil
 }
 
-func (s *Store) CreateSession(_ context.Context, sess *runtime.Session) error {
+func (s *Store) CreateSession(_ context.Context, sess *store.Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[sess.ConversationID]
 	if !ok {
-		return runtime.ErrNotFound
+		return store.ErrNotFound
 	}
 	cp := *sess
 	s.sessions[sess.ID] = &cp
@@ -203,12 +203,12 @@ func (s *Store) CreateSession(_ context.Context, sess *runtime.Session) error {
 	return nil
 }
 
-func (s *Store) Session(_ context.Context, id string) (*runtime.Session, error) {
+func (s *Store) Session(_ context.Context, id string) (*store.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	if !ok {
-		return nil, runtime.ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	cp := *sess
 	return &cp, nil
@@ -219,7 +219,7 @@ func (s *Store) SetContact(_ context.Context, id, name, email, phone string) err
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	if !ok {
-		return runtime.ErrNotFound
+		return store.ErrNotFound
 	}
 	merge := func(dst *string, v string) {
 		if v != "" {
@@ -232,12 +232,12 @@ func (s *Store) SetContact(_ context.Context, id, name, email, phone string) err
 	return nil
 }
 
-func (s *Store) AppendMessages(_ context.Context, msgs ...*runtime.Message) error {
+func (s *Store) AppendMessages(_ context.Context, msgs ...*store.Message) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range msgs {
 		if _, ok := s.convs[m.ConversationID]; !ok {
-			return runtime.ErrNotFound
+			return store.ErrNotFound
 		}
 	}
 	for _, m := range msgs {
@@ -248,21 +248,21 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*runtime.Message) erro
 	return nil
 }
 
-func (s *Store) Messages(_ context.Context, id string, roles []runtime.Role, before string, limit int) ([]*runtime.Message, bool, error) {
+func (s *Store) Messages(_ context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
 	if !ok {
-		return nil, false, runtime.ErrNotFound
+		return nil, false, store.ErrNotFound
 	}
 	end := len(c.messages)
 	if before != "" {
-		end = slices.IndexFunc(c.messages, func(m *runtime.Message) bool { return m.ID == before })
+		end = slices.IndexFunc(c.messages, func(m *store.Message) bool { return m.ID == before })
 		if end < 0 {
-			return nil, false, runtime.ErrNotFound
+			return nil, false, store.ErrNotFound
 		}
 	}
-	var out []*runtime.Message
+	var out []*store.Message
 	i := end - 1
 	for ; i >= 0 && len(out) < limit; i-- {
 		if m := c.messages[i]; len(roles) == 0 || slices.Contains(roles, m.Role) {
@@ -279,12 +279,12 @@ func (s *Store) Messages(_ context.Context, id string, roles []runtime.Role, bef
 	return out, more, nil
 }
 
-func (s *Store) SavePark(_ context.Context, p *runtime.Park) (string, error) {
+func (s *Store) SavePark(_ context.Context, p *store.Park) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[p.ConversationID]
 	if !ok {
-		return "", runtime.ErrNotFound
+		return "", store.ErrNotFound
 	}
 	// A conversation has one pending park: the newest replaces the last.
 	var replaced string
@@ -293,27 +293,27 @@ func (s *Store) SavePark(_ context.Context, p *runtime.Park) (string, error) {
 		delete(s.parks, c.pending)
 	}
 	cp := clonePark(p)
-	cp.State = runtime.ParkPending
+	cp.State = store.ParkPending
 	s.parks[p.ID] = cp
 	c.pending = p.ID
 	return replaced, nil
 }
 
-func (s *Store) PendingPark(_ context.Context, id string) (*runtime.Park, error) {
+func (s *Store) PendingPark(_ context.Context, id string) (*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
 	if !ok || c.pending == "" {
-		return nil, runtime.ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	return clonePark(s.parks[c.pending]), nil
 }
 
-func (s *Store) TakePark(_ context.Context, id string, state runtime.ParkState) (*runtime.Park, bool, error) {
+func (s *Store) TakePark(_ context.Context, id string, state store.ParkState) (*store.Park, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.parks[id]
-	if !ok || p.State != runtime.ParkPending {
+	if !ok || p.State != store.ParkPending {
 		return nil, false, nil
 	}
 	// A resolved park is no longer needed: the turn carries on from the
@@ -326,25 +326,25 @@ func (s *Store) TakePark(_ context.Context, id string, state runtime.ParkState) 
 	return p, true, nil
 }
 
-func (s *Store) ExpiredParks(_ context.Context, now time.Time) ([]*runtime.Park, error) {
+func (s *Store) ExpiredParks(_ context.Context, now time.Time) ([]*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []*runtime.Park
+	var out []*store.Park
 	for _, p := range s.parks {
-		if p.State == runtime.ParkPending && p.Deadline.Before(now) {
+		if p.State == store.ParkPending && p.Deadline.Before(now) {
 			out = append(out, clonePark(p))
 		}
 	}
 	return out, nil
 }
 
-func cloneMessage(m *runtime.Message) *runtime.Message {
+func cloneMessage(m *store.Message) *store.Message {
 	cp := *m
 	cp.ToolCalls = slices.Clone(m.ToolCalls)
 	return &cp
 }
 
-func clonePark(p *runtime.Park) *runtime.Park {
+func clonePark(p *store.Park) *store.Park {
 	cp := *p
 	cp.Spec = slices.Clone(p.Spec)
 	cp.Turn.Pending = slices.Clone(p.Turn.Pending)

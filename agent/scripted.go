@@ -1,4 +1,4 @@
-package server
+package agent
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // ScriptEntry is one response of the scripted model, in the corpus's
@@ -28,7 +28,7 @@ type Scripted struct {
 }
 
 // scriptedUsage is what every scripted call reports.
-var scriptedUsage = runtime.Usage{PromptTokens: 10, CompletionTokens: 5}
+var scriptedUsage = store.Usage{PromptTokens: 10, CompletionTokens: 5}
 
 // NewScripted checks the entries.
 func NewScripted(script []ScriptEntry) (*Scripted, error) {
@@ -60,7 +60,7 @@ func (s *Scripted) Respond(ctx context.Context, req ModelRequest, onText func(st
 	e := s.Script[req.Position]
 	resp := ModelResponse{Usage: scriptedUsage, Position: req.Position + 1}
 	if e.Kind == "toolCall" {
-		resp.ToolCalls = []runtime.ToolCall{{ID: e.ID, Name: e.Name, Arguments: e.Arguments}}
+		resp.ToolCalls = []store.ToolCall{{ID: e.ID, Name: e.Name, Arguments: e.Arguments}}
 		return resp, nil
 	}
 	for _, piece := range splitRunes(e.Text, 3) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // v1Rows are rows in the shape of schema version 1, written as an older
@@ -40,7 +40,7 @@ func checkV1Data(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &runtime.Conversation{ID: "c1", Owner: "ann", Supports: []string{"choices"}, ModelPos: 2, CreatedAt: base.Add(1)}
+	want := &store.Conversation{ID: "c1", Owner: "ann", Supports: []string{"choices"}, ModelPos: 2, CreatedAt: base.Add(1)}
 	if d := cmp.Diff(want, c); d != "" {
 		t.Errorf("conversation (-want +got):\n%s", d)
 	}
@@ -55,9 +55,9 @@ func checkV1Data(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantMsgs := []*runtime.Message{
-		{ID: "m2", ConversationID: "c1", Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{{ID: "call1", Name: "raise_choices", Arguments: "{}"}}, CreatedAt: base.Add(3)},
-		{ID: "m1", ConversationID: "c1", Role: runtime.RoleUser, Text: "hello", CreatedAt: base.Add(2)},
+	wantMsgs := []*store.Message{
+		{ID: "m2", ConversationID: "c1", Role: store.RoleAssistant, ToolCalls: []store.ToolCall{{ID: "call1", Name: "raise_choices", Arguments: "{}"}}, CreatedAt: base.Add(3)},
+		{ID: "m1", ConversationID: "c1", Role: store.RoleUser, Text: "hello", CreatedAt: base.Add(2)},
 	}
 	if d := cmp.Diff(wantMsgs, msgs); d != "" || more {
 		t.Errorf("messages: more %v (-want +got):\n%s", more, d)
@@ -162,7 +162,7 @@ func TestMigrateUpgrade(t *testing.T) {
 				t.Errorf("versions after the next migration: %v", v)
 			}
 			checkV1Data(t, s)
-			if _, ok, err := s.TakePark(ctx, "p1", runtime.ParkResolved); err != nil || !ok {
+			if _, ok, err := s.TakePark(ctx, "p1", store.ParkResolved); err != nil || !ok {
 				t.Errorf("TakePark after upgrade = %v, %v", ok, err)
 			}
 			s = openCfg(t, dsn, config{migrations: good}) // nothing left to apply

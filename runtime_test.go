@@ -1,4 +1,4 @@
-package runtime_test
+package kindkit_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -51,16 +51,16 @@ func (r noteRules) NormalizeValues(v any) any {
 	return v
 }
 
-func (noteRules) CheckSpec(s *noteSpec) []runtime.FieldError {
+func (noteRules) CheckSpec(s *noteSpec) []kindkit.FieldError {
 	if s.Topic == "" {
-		return []runtime.FieldError{{Field: "topic", Message: "must not be blank"}}
+		return []kindkit.FieldError{{Field: "topic", Message: "must not be blank"}}
 	}
 	return nil
 }
 
-func (noteRules) Validate(s *noteSpec, v *noteValues) (*noteValues, []runtime.FieldError) {
+func (noteRules) Validate(s *noteSpec, v *noteValues) (*noteValues, []kindkit.FieldError) {
 	if s != nil && v.Text == s.Topic {
-		return nil, []runtime.FieldError{{Field: "text", Message: "must differ from the topic"}}
+		return nil, []kindkit.FieldError{{Field: "text", Message: "must differ from the topic"}}
 	}
 	return &noteValues{Text: strings.ToUpper(v.Text)}, nil
 }
@@ -69,12 +69,12 @@ func (noteRules) Fallback(s *noteSpec, reason string) string {
 	return "ask about " + s.Topic + " <now> & " + reason
 }
 
-func (noteRules) ErrorField(_ any, loc []string) string { return runtime.DefaultErrorField(loc) }
+func (noteRules) ErrorField(_ any, loc []string) string { return kindkit.DefaultErrorField(loc) }
 
-func newNote(t *testing.T) (runtime.Kind, *int) {
+func newNote(t *testing.T) (kindkit.Kind, *int) {
 	t.Helper()
 	n := new(int)
-	k, err := runtime.NewKind[noteSpec, noteValues](runtime.Descriptor{
+	k, err := kindkit.NewKind[noteSpec, noteValues](kindkit.Descriptor{
 		Name: "note", Capability: "note_card", ToolName: "request_note", Source: "note.schema.json", Schema: noteSchema,
 	}, noteRules{normalized: n})
 	if err != nil {
@@ -89,9 +89,9 @@ func TestParseRaise(t *testing.T) {
 		args, spec, reason, err string
 	}{
 		"canonical":       {args: `{"topic":" cats ","reason":" to file it "}`, spec: `{"topic":"cats"}`, reason: "to file it"},
-		"default reason":  {args: `{"topic":"cats"}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
-		"blank reason":    {args: `{"topic":"cats","reason":"  "}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
-		"null reason":     {args: `{"topic":"cats","reason":null}`, spec: `{"topic":"cats"}`, reason: runtime.DefaultReason},
+		"default reason":  {args: `{"topic":"cats"}`, spec: `{"topic":"cats"}`, reason: kindkit.DefaultReason},
+		"blank reason":    {args: `{"topic":"cats","reason":"  "}`, spec: `{"topic":"cats"}`, reason: kindkit.DefaultReason},
+		"null reason":     {args: `{"topic":"cats","reason":null}`, spec: `{"topic":"cats"}`, reason: kindkit.DefaultReason},
 		"empty arguments": {args: ``, err: "invalid arguments for request_note: topic: this field is required. Fix the arguments and call the tool again."},
 		"not JSON":        {args: `{"topic":`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected end of JSON input at offset 9. Fix the arguments and call the tool again."},
 		"trailing data":   {args: `{"topic":"a"} {}`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected data after the JSON value at offset 14. Fix the arguments and call the tool again."},
@@ -133,22 +133,22 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]struct {
-		spec       *runtime.Spec
+		spec       *kindkit.Spec
 		values     string
 		want       string
-		errs       []runtime.FieldError
+		errs       []kindkit.FieldError
 		normalizes bool
 	}{
 		"canonical":       {spec: &raise.Spec, values: `{"text":"hello"}`, want: `{"text":"HELLO"}`},
 		"stored spec":     {spec: &stored, values: `{"text":"hello"}`, want: `{"text":"HELLO"}`},
 		"format only":     {values: `{"text":"cats"}`, want: `{"text":"CATS"}`},
-		"rules error":     {spec: &raise.Spec, values: `{"text":"cats"}`, errs: []runtime.FieldError{{Field: "text", Message: "must differ from the topic"}}},
+		"rules error":     {spec: &raise.Spec, values: `{"text":"cats"}`, errs: []kindkit.FieldError{{Field: "text", Message: "must differ from the topic"}}},
 		"null normalized": {spec: &raise.Spec, values: `null`, want: `{"text":"(EMPTY)"}`, normalizes: true},
-		"schema errors":   {spec: &raise.Spec, values: `{"text":"","more":1}`, normalizes: true, errs: []runtime.FieldError{{Field: "values", Message: "unknown field 'more'"}, {Field: "text", Message: "must be at least 1 character long"}}},
-		"missing":         {spec: &raise.Spec, values: `{}`, normalizes: true, errs: []runtime.FieldError{{Field: "text", Message: "this field is required"}}},
-		"wrong type":      {spec: &raise.Spec, values: `"text"`, normalizes: true, errs: []runtime.FieldError{{Field: "values", Message: "must be an object, not string"}}},
-		"not JSON":        {spec: &raise.Spec, values: `{"text":`, errs: []runtime.FieldError{{Field: "values", Message: "invalid values shape: unexpected end of JSON input at offset 8"}}},
-		"bad stored spec": {spec: &runtime.Spec{JSON: json.RawMessage(`{"topic":7}`)}, values: `{"text":"a"}`, errs: []runtime.FieldError{{Field: "values", Message: "the question can no longer be checked: load note spec: json: cannot unmarshal number into Go struct field noteSpec.topic of type string"}}},
+		"schema errors":   {spec: &raise.Spec, values: `{"text":"","more":1}`, normalizes: true, errs: []kindkit.FieldError{{Field: "values", Message: "unknown field 'more'"}, {Field: "text", Message: "must be at least 1 character long"}}},
+		"missing":         {spec: &raise.Spec, values: `{}`, normalizes: true, errs: []kindkit.FieldError{{Field: "text", Message: "this field is required"}}},
+		"wrong type":      {spec: &raise.Spec, values: `"text"`, normalizes: true, errs: []kindkit.FieldError{{Field: "values", Message: "must be an object, not string"}}},
+		"not JSON":        {spec: &raise.Spec, values: `{"text":`, errs: []kindkit.FieldError{{Field: "values", Message: "invalid values shape: unexpected end of JSON input at offset 8"}}},
+		"bad stored spec": {spec: &kindkit.Spec{JSON: json.RawMessage(`{"topic":7}`)}, values: `{"text":"a"}`, errs: []kindkit.FieldError{{Field: "values", Message: "the question can no longer be checked: load note spec: json: cannot unmarshal number into Go struct field noteSpec.topic of type string"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := *normalized
@@ -178,12 +178,12 @@ func TestFallbackEnvelope(t *testing.T) {
 // The payload's byte form is what the model reads; PROTOCOL.md §5 pins it.
 func TestPayloadJSON(t *testing.T) {
 	for _, c := range []struct {
-		p    runtime.Payload
+		p    kindkit.Payload
 		want string
 	}{
-		{runtime.Submitted(json.RawMessage(`{"name":"Al <al@x.io>"}`)), `{"status":"submitted","values":{"name":"Al <al@x.io>"}}`},
-		{runtime.Declined(), `{"message":"The visitor declined. Continue helping them without this and do not ask again this conversation.","status":"declined"}`},
-		{runtime.NoResponse(), `{"message":"The visitor did not respond to the card. Continue without it; you may offer again later if it becomes relevant.","status":"no_response"}`},
+		{kindkit.Submitted(json.RawMessage(`{"name":"Al <al@x.io>"}`)), `{"status":"submitted","values":{"name":"Al <al@x.io>"}}`},
+		{kindkit.Declined(), `{"message":"The visitor declined. Continue helping them without this and do not ask again this conversation.","status":"declined"}`},
+		{kindkit.NoResponse(), `{"message":"The visitor did not respond to the card. Continue without it; you may offer again later if it becomes relevant.","status":"no_response"}`},
 	} {
 		if got := c.p.JSON(); got != c.want {
 			t.Errorf("JSON() = %s, want %s", got, c.want)
@@ -194,10 +194,10 @@ func TestPayloadJSON(t *testing.T) {
 func TestCatalog(t *testing.T) {
 	a, _ := newNote(t)
 	b, _ := newNote(t)
-	if _, err := runtime.NewCatalog(a, b); err == nil {
+	if _, err := kindkit.NewCatalog(a, b); err == nil {
 		t.Error("two kinds with one name were accepted")
 	}
-	c, err := runtime.NewCatalog(a)
+	c, err := kindkit.NewCatalog(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestNewKindBadSchema(t *testing.T) {
 		"not JSON":  `{`,
 		"no Values": `{"$defs":{"Spec":{"type":"object"}}}`,
 	} {
-		if _, err := runtime.NewKind[noteSpec, noteValues](runtime.Descriptor{Name: "x", Schema: schema}, noteRules{}); err == nil {
+		if _, err := kindkit.NewKind[noteSpec, noteValues](kindkit.Descriptor{Name: "x", Schema: schema}, noteRules{}); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

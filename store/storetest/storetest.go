@@ -1,13 +1,13 @@
-// Package storetest is the conformance suite every runtime.Store must pass,
+// Package storetest is the conformance suite every store.Store must pass,
 // and a benchmark of the store operations of one interaction cycle.
 //
 // A store's test calls Run with a function that opens a fresh, empty store:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) runtime.Store { return memstore.New() })
+//		storetest.Run(t, func(t *testing.T) store.Store { return memstore.New() })
 //	}
 //
-// The in-memory store (runtime/memstore) is the reference: the suite states
+// The in-memory store (store/memstore) is the reference: the suite states
 // its semantics, and every other store must behave the same.
 package storetest
 
@@ -26,15 +26,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Run runs the suite. open is called once per sub-test and must return an
 // empty store; it registers its own cleanup with t.
-func Run(t *testing.T, open func(t *testing.T) runtime.Store) {
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests := []struct {
 		name string
-		f    func(t *testing.T, s runtime.Store)
+		f    func(t *testing.T, s store.Store)
 	}{
 		{"Conversations", testConversations},
 		{"ListConversations", testListConversations},
@@ -87,19 +87,19 @@ func must(t *testing.T, err error) {
 
 func wantNotFound(t *testing.T, what string, err error) {
 	t.Helper()
-	if !errors.Is(err, runtime.ErrNotFound) {
-		t.Errorf("%s: err = %v, want runtime.ErrNotFound", what, err)
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("%s: err = %v, want store.ErrNotFound", what, err)
 	}
 }
 
-func newConv(t *testing.T, s runtime.Store, id string) *runtime.Conversation {
+func newConv(t *testing.T, s store.Store, id string) *store.Conversation {
 	t.Helper()
-	c := &runtime.Conversation{ID: id, Owner: "owner-" + id, Supports: []string{"choices", "identity_intake"}, ModelPos: 3, CreatedAt: at(0)}
+	c := &store.Conversation{ID: id, Owner: "owner-" + id, Supports: []string{"choices", "identity_intake"}, ModelPos: 3, CreatedAt: at(0)}
 	must(t, s.CreateConversation(context.Background(), c))
 	return c
 }
 
-func testConversations(t *testing.T, s runtime.Store) {
+func testConversations(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	want := newConv(t, s, "c1")
 	got, err := s.Conversation(ctx, "c1")
@@ -111,7 +111,7 @@ func testConversations(t *testing.T, s runtime.Store) {
 	wantNotFound(t, "Conversation(nope)", err)
 
 	// A conversation with nothing set round-trips as zero values.
-	must(t, s.CreateConversation(ctx, &runtime.Conversation{ID: "c0"}))
+	must(t, s.CreateConversation(ctx, &store.Conversation{ID: "c0"}))
 	got, err = s.Conversation(ctx, "c0")
 	must(t, err)
 	if got.Supports != nil || !got.CreatedAt.IsZero() || got.Owner != "" || got.ModelPos != 0 {
@@ -145,10 +145,10 @@ func testConversations(t *testing.T, s runtime.Store) {
 	wantNotFound(t, "SetModelPos(nope)", s.SetModelPos(ctx, "nope", 1))
 }
 
-func testSessions(t *testing.T, s runtime.Store) {
+func testSessions(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
-	want := &runtime.Session{ID: "s1", ConversationID: "c1", AgentID: "agent", AgentName: "Agent", UserName: "Ann",
+	want := &store.Session{ID: "s1", ConversationID: "c1", AgentID: "agent", AgentName: "Agent", UserName: "Ann",
 		ContactEmail: "ann@example.com", ContactPhone: "", UserParticipantID: "up", AgentParticipantID: "ap"}
 	must(t, s.CreateSession(ctx, want))
 	got, err := s.Session(ctx, "s1")
@@ -158,7 +158,7 @@ func testSessions(t *testing.T, s runtime.Store) {
 	}
 	_, err = s.Session(ctx, "nope")
 	wantNotFound(t, "Session(nope)", err)
-	wantNotFound(t, "CreateSession(unknown conversation)", s.CreateSession(ctx, &runtime.Session{ID: "s2", ConversationID: "nope"}))
+	wantNotFound(t, "CreateSession(unknown conversation)", s.CreateSession(ctx, &store.Session{ID: "s2", ConversationID: "nope"}))
 
 	// Only non-empty fields are merged.
 	must(t, s.SetContact(ctx, "s1", "", "", "+15551234567"))
@@ -184,10 +184,10 @@ func testSessions(t *testing.T, s runtime.Store) {
 	wantNotFound(t, "SetContact(nope)", s.SetContact(ctx, "nope", "x", "", ""))
 }
 
-func testListConversations(t *testing.T, s runtime.Store) {
+func testListConversations(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	conv := func(id, owner string, created time.Time, msgs ...*runtime.Message) {
-		must(t, s.CreateConversation(ctx, &runtime.Conversation{ID: id, Owner: owner, CreatedAt: created}))
+	conv := func(id, owner string, created time.Time, msgs ...*store.Message) {
+		must(t, s.CreateConversation(ctx, &store.Conversation{ID: id, Owner: owner, CreatedAt: created}))
 		if len(msgs) > 0 {
 			must(t, s.AppendMessages(ctx, msgs...))
 		}
@@ -197,11 +197,11 @@ func testListConversations(t *testing.T, s runtime.Store) {
 	conv("c", "bob", at(1), history("c", 0, 2)...)
 	conv("e", "ann", at(0), history("e", 1, 3)...) // the model and a tool only
 	conv("0", "ann", time.Time{})                  // no time at all: last
-	sum := func(id, title string, updated time.Time, n int) runtime.ConversationSummary {
-		return runtime.ConversationSummary{ID: id, Title: title, UpdatedAt: updated, MessageCount: n}
+	sum := func(id, title string, updated time.Time, n int) store.ConversationSummary {
+		return store.ConversationSummary{ID: id, Title: title, UpdatedAt: updated, MessageCount: n}
 	}
 	a, b, c, e, z := sum("a", "text 0 ✓", at(9), 4), sum("b", "", at(5), 0), sum("c", "text 0 ✓", at(1), 1), sum("e", "", at(3), 0), sum("0", "", time.Time{}, 0)
-	check := func(name string, f runtime.ConversationFilter, limit int, want ...runtime.ConversationSummary) {
+	check := func(name string, f store.ConversationFilter, limit int, want ...store.ConversationSummary) {
 		t.Helper()
 		got, err := s.ListConversations(ctx, f, limit)
 		must(t, err)
@@ -209,38 +209,38 @@ func testListConversations(t *testing.T, s runtime.Store) {
 			t.Errorf("%s (-want +got):\n%s", name, d)
 		}
 	}
-	check("ann", runtime.ConversationFilter{Owner: "ann"}, 10, a, b, e, z)
-	check("ann, limit 2", runtime.ConversationFilter{Owner: "ann"}, 2, a, b)
-	check("bob", runtime.ConversationFilter{Owner: "bob"}, 10, c)
-	check("nobody", runtime.ConversationFilter{Owner: "nobody"}, 10)
-	check("anonymous", runtime.ConversationFilter{}, 10)
-	check("limit 0", runtime.ConversationFilter{Owner: "ann"}, 0)
-	check("ids", runtime.ConversationFilter{Owner: "ignored", IDs: []string{"c", "a", "missing", "a"}}, 10, a, c)
-	check("no ids", runtime.ConversationFilter{Owner: "ann", IDs: []string{}}, 10)
+	check("ann", store.ConversationFilter{Owner: "ann"}, 10, a, b, e, z)
+	check("ann, limit 2", store.ConversationFilter{Owner: "ann"}, 2, a, b)
+	check("bob", store.ConversationFilter{Owner: "bob"}, 10, c)
+	check("nobody", store.ConversationFilter{Owner: "nobody"}, 10)
+	check("anonymous", store.ConversationFilter{}, 10)
+	check("limit 0", store.ConversationFilter{Owner: "ann"}, 0)
+	check("ids", store.ConversationFilter{Owner: "ignored", IDs: []string{"c", "a", "missing", "a"}}, 10, a, c)
+	check("no ids", store.ConversationFilter{Owner: "ann", IDs: []string{}}, 10)
 
 	// A new message moves its conversation to the front and counts.
-	must(t, s.AppendMessages(ctx, &runtime.Message{ID: "b-m0", ConversationID: "b", Role: runtime.RoleUser, Text: "first words", CreatedAt: at(20)}))
-	check("after a message", runtime.ConversationFilter{Owner: "ann"}, 10, sum("b", "first words", at(20), 1), a, e, z)
+	must(t, s.AppendMessages(ctx, &store.Message{ID: "b-m0", ConversationID: "b", Role: store.RoleUser, Text: "first words", CreatedAt: at(20)}))
+	check("after a message", store.ConversationFilter{Owner: "ann"}, 10, sum("b", "first words", at(20), 1), a, e, z)
 }
 
 // history is a turn's worth of messages of every role, with every field set
 // somewhere.
-func history(conv string, from, n int) []*runtime.Message {
-	var out []*runtime.Message
-	roles := []runtime.Role{runtime.RoleUser, runtime.RoleAssistant, runtime.RoleTool, runtime.RoleAssistant, runtime.RoleReply}
+func history(conv string, from, n int) []*store.Message {
+	var out []*store.Message
+	roles := []store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply}
 	for i := from; i < from+n; i++ {
-		m := &runtime.Message{ID: fmt.Sprintf("%s-m%02d", conv, i), ConversationID: conv, Role: roles[i%len(roles)],
+		m := &store.Message{ID: fmt.Sprintf("%s-m%02d", conv, i), ConversationID: conv, Role: roles[i%len(roles)],
 			Text: fmt.Sprintf("text %d ✓", i), CreatedAt: at(i)}
 		switch m.Role {
-		case runtime.RoleAssistant:
+		case store.RoleAssistant:
 			if i%2 == 1 {
-				m.ToolCalls = []runtime.ToolCall{
+				m.ToolCalls = []store.ToolCall{
 					{ID: fmt.Sprintf("call-%d", i), Name: "raise_choices", Arguments: `{"question":"Which?","options":["a","b"]}`},
 					{ID: fmt.Sprintf("call-%d-b", i), Name: "lookup", Arguments: "{}"},
 				}
 				m.Text = ""
 			}
-		case runtime.RoleTool:
+		case store.RoleTool:
 			m.ToolCallID, m.ToolName, m.IsError = fmt.Sprintf("call-%d", i-1), "raise_choices", i%3 == 0
 		}
 		out = append(out, m)
@@ -248,8 +248,8 @@ func history(conv string, from, n int) []*runtime.Message {
 	return out
 }
 
-func reversed(ms []*runtime.Message, roles ...runtime.Role) []*runtime.Message {
-	var out []*runtime.Message
+func reversed(ms []*store.Message, roles ...store.Role) []*store.Message {
+	var out []*store.Message
 	for i := len(ms) - 1; i >= 0; i-- {
 		if len(roles) == 0 || slices.Contains(roles, ms[i].Role) {
 			out = append(out, ms[i])
@@ -258,7 +258,7 @@ func reversed(ms []*runtime.Message, roles ...runtime.Role) []*runtime.Message {
 	return out
 }
 
-func testMessagesRoundTrip(t *testing.T, s runtime.Store) {
+func testMessagesRoundTrip(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
 	newConv(t, s, "c2")
@@ -279,12 +279,12 @@ func testMessagesRoundTrip(t *testing.T, s runtime.Store) {
 	}
 	// Exact round-trip of the tool fields.
 	for _, m := range got {
-		if m.Role == runtime.RoleTool && m.ToolCallID == "" {
+		if m.Role == store.RoleTool && m.ToolCallID == "" {
 			t.Errorf("tool message %s lost its ToolCallID", m.ID)
 		}
 	}
 
-	roles := []runtime.Role{runtime.RoleUser, runtime.RoleReply}
+	roles := []store.Role{store.RoleUser, store.RoleReply}
 	got, more, err = s.Messages(ctx, "c1", roles, "", 100)
 	must(t, err)
 	if d := cmp.Diff(reversed(all, roles...), got, opts); d != "" {
@@ -293,9 +293,9 @@ func testMessagesRoundTrip(t *testing.T, s runtime.Store) {
 	if more {
 		t.Error("Messages(user, reply): more = true")
 	}
-	got, _, err = s.Messages(ctx, "c1", []runtime.Role{runtime.RoleTool}, "", 100)
+	got, _, err = s.Messages(ctx, "c1", []store.Role{store.RoleTool}, "", 100)
 	must(t, err)
-	if d := cmp.Diff(reversed(all, runtime.RoleTool), got, opts); d != "" {
+	if d := cmp.Diff(reversed(all, store.RoleTool), got, opts); d != "" {
 		t.Errorf("Messages(tool) (-want +got):\n%s", d)
 	}
 
@@ -308,7 +308,7 @@ func testMessagesRoundTrip(t *testing.T, s runtime.Store) {
 	}
 }
 
-func testMessagesPaging(t *testing.T, s runtime.Store) {
+func testMessagesPaging(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
 	all := history("c1", 0, 23)
@@ -316,18 +316,18 @@ func testMessagesPaging(t *testing.T, s runtime.Store) {
 		must(t, s.AppendMessages(ctx, all[i:min(i+4, len(all))]...))
 	}
 	for _, tc := range []struct {
-		roles []runtime.Role
+		roles []store.Role
 		limit int
 	}{
 		{nil, 1}, {nil, 4}, {nil, 23}, {nil, 22}, {nil, 100},
-		{[]runtime.Role{runtime.RoleUser, runtime.RoleReply}, 1},
-		{[]runtime.Role{runtime.RoleUser, runtime.RoleReply}, 3},
-		{[]runtime.Role{runtime.RoleUser, runtime.RoleReply}, 5},
-		{[]runtime.Role{runtime.RoleUser}, 5}, // exactly 5 user messages: one full page, no more
-		{[]runtime.Role{runtime.RoleTool}, 2},
+		{[]store.Role{store.RoleUser, store.RoleReply}, 1},
+		{[]store.Role{store.RoleUser, store.RoleReply}, 3},
+		{[]store.Role{store.RoleUser, store.RoleReply}, 5},
+		{[]store.Role{store.RoleUser}, 5}, // exactly 5 user messages: one full page, no more
+		{[]store.Role{store.RoleTool}, 2},
 	} {
 		want := reversed(all, tc.roles...)
-		var pages [][]*runtime.Message
+		var pages [][]*store.Message
 		before := ""
 		for range 100 {
 			page, more, err := s.Messages(ctx, "c1", tc.roles, before, tc.limit)
@@ -354,9 +354,9 @@ func testMessagesPaging(t *testing.T, s runtime.Store) {
 	}
 
 	// The cursor may be a message of a role that is filtered out.
-	got, more, err := s.Messages(ctx, "c1", []runtime.Role{runtime.RoleUser}, all[7].ID, 100)
+	got, more, err := s.Messages(ctx, "c1", []store.Role{store.RoleUser}, all[7].ID, 100)
 	must(t, err)
-	if d := cmp.Diff(reversed(all[:7], runtime.RoleUser), got, opts); d != "" || more {
+	if d := cmp.Diff(reversed(all[:7], store.RoleUser), got, opts); d != "" || more {
 		t.Errorf("before a tool message: more %v, (-want +got):\n%s", more, d)
 	}
 	// Nothing is older than the first message.
@@ -366,14 +366,14 @@ func testMessagesPaging(t *testing.T, s runtime.Store) {
 		t.Errorf("before the first message: %d messages, more %v", len(got), more)
 	}
 	// Only newer messages of other roles: more is false.
-	got, more, err = s.Messages(ctx, "c1", []runtime.Role{runtime.RoleUser}, all[1].ID, 10)
+	got, more, err = s.Messages(ctx, "c1", []store.Role{store.RoleUser}, all[1].ID, 10)
 	must(t, err)
 	if len(got) != 1 || got[0].ID != all[0].ID || more {
 		t.Errorf("before the second message: %d messages, more %v", len(got), more)
 	}
 }
 
-func testMessagesErrors(t *testing.T, s runtime.Store) {
+func testMessagesErrors(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
 	newConv(t, s, "c2")
@@ -385,30 +385,30 @@ func testMessagesErrors(t *testing.T, s runtime.Store) {
 	wantNotFound(t, "Messages(cursor of another conversation)", err)
 	_, _, err = s.Messages(ctx, "nope", nil, "", 10)
 	wantNotFound(t, "Messages(unknown conversation)", err)
-	err = s.AppendMessages(ctx, &runtime.Message{ID: "x", ConversationID: "nope", Role: runtime.RoleUser})
+	err = s.AppendMessages(ctx, &store.Message{ID: "x", ConversationID: "nope", Role: store.RoleUser})
 	wantNotFound(t, "AppendMessages(unknown conversation)", err)
 }
 
-func newPark(conv, id string, deadline time.Time) *runtime.Park {
-	return &runtime.Park{
-		ID: id, Type: runtime.ParkInteraction, ConversationID: conv, SessionID: "s-" + conv,
+func newPark(conv, id string, deadline time.Time) *store.Park {
+	return &store.Park{
+		ID: id, Type: store.ParkInteraction, ConversationID: conv, SessionID: "s-" + conv,
 		Kind:     "choices",
 		Spec:     json.RawMessage(`{"question":"Pick one","options":[{"id":"a","label":"Ä"},{"id":"b","label":"B"}],"multi":false}`),
 		Reason:   "to narrow it down",
-		ToolCall: runtime.ToolCall{ID: "call-" + id, Name: "raise_choices", Arguments: `{"question":"Pick one"}`},
+		ToolCall: store.ToolCall{ID: "call-" + id, Name: "raise_choices", Arguments: `{"question":"Pick one"}`},
 		Deadline: deadline,
-		State:    runtime.ParkPending,
-		Turn: runtime.TurnState{
-			RequestID: "req-" + id, Text: "Let me ask.\n", Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 5},
-			Pending: []runtime.ToolCall{{ID: "call-next", Name: "lookup", Arguments: `{"q":"x"}`}, {ID: "call-3", Name: "n", Arguments: ""}},
+		State:    store.ParkPending,
+		Turn: store.TurnState{
+			RequestID: "req-" + id, Text: "Let me ask.\n", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5},
+			Pending: []store.ToolCall{{ID: "call-next", Name: "lookup", Arguments: `{"q":"x"}`}, {ID: "call-3", Name: "n", Arguments: ""}},
 			Stashed: map[string]string{"identity_intake": `{"fields":["name"]}`, "choices": "{}"},
-			Citations: []runtime.Citation{{ID: "returns.md", Title: "returns.md", Snippet: "Returns — 30 days", Score: 2},
+			Citations: []store.Citation{{ID: "returns.md", Title: "returns.md", Snippet: "Returns — 30 days", Score: 2},
 				{ID: "https://example.com/faq", Title: "https://example.com/faq", URL: "https://example.com/faq", Snippet: "", Score: 0}},
 		},
 	}
 }
 
-func testParkRoundTrip(t *testing.T, s runtime.Store) {
+func testParkRoundTrip(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
 	newConv(t, s, "c2")
@@ -430,8 +430,8 @@ func testParkRoundTrip(t *testing.T, s runtime.Store) {
 	wantNotFound(t, "PendingPark of another conversation", err)
 
 	// A confirmation park with the least set.
-	bare := &runtime.Park{ID: "p2", Type: runtime.ParkConfirmation, ConversationID: "c2", State: runtime.ParkPending,
-		ToolCall: runtime.ToolCall{ID: "call-w", Name: "write_crm"}, Deadline: at(5)}
+	bare := &store.Park{ID: "p2", Type: store.ParkConfirmation, ConversationID: "c2", State: store.ParkPending,
+		ToolCall: store.ToolCall{ID: "call-w", Name: "write_crm"}, Deadline: at(5)}
 	savePark(t, s, bare)
 	got, err = s.PendingPark(ctx, "c2")
 	must(t, err)
@@ -439,21 +439,21 @@ func testParkRoundTrip(t *testing.T, s runtime.Store) {
 		t.Errorf("PendingPark(minimal) (-want +got):\n%s", d)
 	}
 
-	taken, ok, err := s.TakePark(ctx, "p1", runtime.ParkResolved)
+	taken, ok, err := s.TakePark(ctx, "p1", store.ParkResolved)
 	must(t, err)
 	if !ok {
 		t.Fatal("TakePark(p1): ok = false")
 	}
-	want.State = runtime.ParkResolved
+	want.State = store.ParkResolved
 	if d := cmp.Diff(want, taken, opts); d != "" {
 		t.Errorf("TakePark (-want +got):\n%s", d)
 	}
 	_, err = s.PendingPark(ctx, "c1")
 	wantNotFound(t, "PendingPark after TakePark", err)
-	if _, ok, err := s.TakePark(ctx, "p1", runtime.ParkExpired); err != nil || ok {
+	if _, ok, err := s.TakePark(ctx, "p1", store.ParkExpired); err != nil || ok {
 		t.Errorf("second TakePark(p1) = ok %v, err %v; want false, nil", ok, err)
 	}
-	if _, ok, err := s.TakePark(ctx, "no-such-park", runtime.ParkResolved); err != nil || ok {
+	if _, ok, err := s.TakePark(ctx, "no-such-park", store.ParkResolved); err != nil || ok {
 		t.Errorf("TakePark(unknown) = ok %v, err %v; want false, nil", ok, err)
 	}
 	// The other conversation's park is untouched.
@@ -474,13 +474,13 @@ func testParkRoundTrip(t *testing.T, s runtime.Store) {
 // testParkReplaced: a conversation has at most one pending park; saving a
 // new one replaces the old, which can no longer be taken.
 // savePark saves p and fails the test on an error.
-func savePark(t *testing.T, s runtime.Store, p *runtime.Park) {
+func savePark(t *testing.T, s store.Store, p *store.Park) {
 	t.Helper()
 	_, err := s.SavePark(context.Background(), p)
 	must(t, err)
 }
 
-func testParkReplaced(t *testing.T, s runtime.Store) {
+func testParkReplaced(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
 	if replaced, err := s.SavePark(ctx, newPark("c1", "old", at(-60))); err != nil || replaced != "" {
@@ -499,15 +499,15 @@ func testParkReplaced(t *testing.T, s runtime.Store) {
 	if len(expired) != 1 || expired[0].ID != "new" {
 		t.Errorf("ExpiredParks = %v, want only new", ids(expired))
 	}
-	if _, ok, err := s.TakePark(ctx, "old", runtime.ParkResolved); err != nil || ok {
+	if _, ok, err := s.TakePark(ctx, "old", store.ParkResolved); err != nil || ok {
 		t.Errorf("TakePark(replaced) = ok %v, err %v; want false, nil", ok, err)
 	}
-	if _, ok, err := s.TakePark(ctx, "new", runtime.ParkResolved); err != nil || !ok {
+	if _, ok, err := s.TakePark(ctx, "new", store.ParkResolved); err != nil || !ok {
 		t.Errorf("TakePark(new) = ok %v, err %v; want true, nil", ok, err)
 	}
 }
 
-func testTakeParkOnce(t *testing.T, s runtime.Store) {
+func testTakeParkOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
 	for round := range 3 {
@@ -520,7 +520,7 @@ func testTakeParkOnce(t *testing.T, s runtime.Store) {
 			errs []error
 		)
 		start := make(chan struct{})
-		states := []runtime.ParkState{runtime.ParkResolved, runtime.ParkExpired, runtime.ParkCancelled, runtime.ParkReplaced}
+		states := []store.ParkState{store.ParkResolved, store.ParkExpired, store.ParkCancelled, store.ParkReplaced}
 		for i := range 20 {
 			wg.Go(func() {
 				<-start
@@ -548,7 +548,7 @@ func testTakeParkOnce(t *testing.T, s runtime.Store) {
 	}
 }
 
-func ids(ps []*runtime.Park) []string {
+func ids(ps []*store.Park) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.ID)
@@ -557,7 +557,7 @@ func ids(ps []*runtime.Park) []string {
 	return out
 }
 
-func testExpiredParks(t *testing.T, s runtime.Store) {
+func testExpiredParks(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	now := at(0)
 	for _, c := range []string{"past1", "past2", "future", "exact", "taken", "nothing"} {
@@ -575,13 +575,13 @@ func testExpiredParks(t *testing.T, s runtime.Store) {
 	savePark(t, s, newPark("future", "p-future", now.Add(time.Microsecond)))
 	savePark(t, s, newPark("exact", "p-exact", now)) // not before now
 	savePark(t, s, newPark("taken", "p-taken", now.Add(-time.Hour)))
-	if _, ok, err := s.TakePark(ctx, "p-taken", runtime.ParkCancelled); err != nil || !ok {
+	if _, ok, err := s.TakePark(ctx, "p-taken", store.ParkCancelled); err != nil || !ok {
 		t.Fatalf("TakePark(p-taken) = %v, %v", ok, err)
 	}
 	got, err = s.ExpiredParks(ctx, now)
 	must(t, err)
-	slices.SortFunc(got, func(a, b *runtime.Park) int { return a.Deadline.Compare(b.Deadline) })
-	if d := cmp.Diff([]*runtime.Park{p1, p2}, got, opts); d != "" {
+	slices.SortFunc(got, func(a, b *store.Park) int { return a.Deadline.Compare(b.Deadline) })
+	if d := cmp.Diff([]*store.Park{p1, p2}, got, opts); d != "" {
 		t.Errorf("ExpiredParks (-want +got):\n%s", d)
 	}
 	got, err = s.ExpiredParks(ctx, now.Add(2*time.Hour))
@@ -590,7 +590,7 @@ func testExpiredParks(t *testing.T, s runtime.Store) {
 		t.Errorf("ExpiredParks(now+2h) = %v, want %v", ids(got), want)
 	}
 	// Listing does not take.
-	if _, ok, err := s.TakePark(ctx, "p-past1", runtime.ParkExpired); err != nil || !ok {
+	if _, ok, err := s.TakePark(ctx, "p-past1", store.ParkExpired); err != nil || !ok {
 		t.Errorf("TakePark(p-past1) after listing = %v, %v", ok, err)
 	}
 	got, err = s.ExpiredParks(ctx, now)
@@ -602,7 +602,7 @@ func testExpiredParks(t *testing.T, s runtime.Store) {
 
 // testNoAliases: a store keeps its own copies; neither the records handed
 // in nor those handed out share memory with it.
-func testNoAliases(t *testing.T, s runtime.Store) {
+func testNoAliases(t *testing.T, s store.Store) {
 	ctx := context.Background()
 
 	c := newConv(t, s, "c1")
@@ -624,7 +624,7 @@ func testNoAliases(t *testing.T, s runtime.Store) {
 		t.Errorf("SetSupports keeps the caller's slice: %q", got.Supports)
 	}
 
-	sess := &runtime.Session{ID: "s1", ConversationID: "c1", UserName: "Ann"}
+	sess := &store.Session{ID: "s1", ConversationID: "c1", UserName: "Ann"}
 	must(t, s.CreateSession(ctx, sess))
 	sess.UserName = "mutated"
 	gs, err := s.Session(ctx, "s1")
@@ -677,7 +677,7 @@ func testNoAliases(t *testing.T, s runtime.Store) {
 	}
 }
 
-func mutatePark(p *runtime.Park) {
+func mutatePark(p *store.Park) {
 	for i := range p.Spec {
 		p.Spec[i] = ' '
 	}

@@ -1,4 +1,4 @@
-// Package sqlstore is the runtime.Store on a SQL database: SQLite through
+// Package sqlstore is the store.Store on a SQL database: SQLite through
 // modernc.org/sqlite (pure Go, one file, the embedded default) or PostgreSQL
 // through github.com/jackc/pgx/v5 (several server processes sharing one
 // database).
@@ -30,7 +30,7 @@ import (
 	"io/fs"
 	"math"
 	"net/url"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +41,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/kindkit/kindkit/runtime"
+	"github.com/kindkit/kindkit/store"
 )
 
 type dialect int
@@ -66,7 +66,7 @@ type Store struct {
 	commits *committer // SQLite: the group commit every write goes through
 }
 
-var _ runtime.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // config holds what tests vary; Open uses the zero value.
 type config struct {
@@ -174,7 +174,7 @@ func sqlDB(c driver.Connector, n int) *pool {
 }
 
 func openPostgres(dsn string) (*Store, error) {
-	n := max(4, goruntime.NumCPU())
+	n := max(4, runtime.NumCPU())
 	if u, err := url.Parse(dsn); err == nil && u.Query().Has("pool_max_conns") {
 		q := u.Query()
 		v, err := strconv.Atoi(q.Get("pool_max_conns"))
@@ -215,10 +215,10 @@ func (s *Store) Close() error {
 }
 
 // wrap turns err into "sqlstore: what: err", with a missing row or a
-// missing referenced row as runtime.ErrNotFound.
+// missing referenced row as store.ErrNotFound.
 func (s *Store) wrap(what string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) || s.isForeignKeyViolation(err) {
-		err = runtime.ErrNotFound
+		err = store.ErrNotFound
 	}
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }
@@ -232,7 +232,7 @@ func (s *Store) isForeignKeyViolation(err error) bool {
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-func notFound(what string) error { return fmt.Errorf("sqlstore: %s: %w", what, runtime.ErrNotFound) }
+func notFound(what string) error { return fmt.Errorf("sqlstore: %s: %w", what, store.ErrNotFound) }
 
 // nanos is t as a column value: unix nanoseconds, or NULL for the zero time.
 func nanos(t time.Time) (any, error) {
@@ -271,7 +271,7 @@ func fromJSONText[T any](s sql.NullString) ([]T, error) {
 	return v, err
 }
 
-func (s *Store) CreateConversation(ctx context.Context, c *runtime.Conversation) error {
+func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation) error {
 	supports, err := jsonText(c.Supports)
 	if err != nil {
 		return s.wrap("create conversation", err)
@@ -288,8 +288,8 @@ func (s *Store) CreateConversation(ctx context.Context, c *runtime.Conversation)
 	return nil
 }
 
-func (s *Store) Conversation(ctx context.Context, id string) (*runtime.Conversation, error) {
-	c := runtime.Conversation{ID: id}
+func (s *Store) Conversation(ctx context.Context, id string) (*store.Conversation, error) {
+	c := store.Conversation{ID: id}
 	var (
 		supports sql.NullString
 		created  sql.NullInt64
@@ -321,11 +321,11 @@ func (s *Store) SetModelPos(ctx context.Context, id string, pos int) error {
 // ListConversations computes each summary from the messages: the list is
 // read rarely, while messages are appended on every turn, so it is not
 // kept up to date on the write path.
-func (s *Store) ListConversations(ctx context.Context, f runtime.ConversationFilter, limit int) ([]runtime.ConversationSummary, error) {
+func (s *Store) ListConversations(ctx context.Context, f store.ConversationFilter, limit int) ([]store.ConversationSummary, error) {
 	if f.IDs != nil && len(f.IDs) == 0 {
 		return nil, nil
 	}
-	args := []any{string(runtime.RoleUser), string(runtime.RoleReply), max(limit, 0)}
+	args := []any{string(store.RoleUser), string(store.RoleReply), max(limit, 0)}
 	var where strings.Builder
 	if f.IDs == nil {
 		args = append(args, f.Owner)
@@ -361,10 +361,10 @@ func (s *Store) ListConversations(ctx context.Context, f runtime.ConversationFil
 		return nil, s.wrap("list conversations", err)
 	}
 	defer rows.Close()
-	var out []runtime.ConversationSummary
+	var out []store.ConversationSummary
 	for rows.Next() {
 		var (
-			sum     runtime.ConversationSummary
+			sum     store.ConversationSummary
 			updated sql.NullInt64
 		)
 		if err := rows.Scan(&sum.ID, &sum.Title, &updated, &sum.MessageCount); err != nil {
@@ -433,7 +433,7 @@ func (s *Store) update(ctx context.Context, what, query string, args ...any) err
 
 const sessionCols = `conversation_id, agent_id, agent_name, user_name, contact_email, contact_phone, user_participant_id, agent_participant_id`
 
-func (s *Store) CreateSession(ctx context.Context, x *runtime.Session) error {
+func (s *Store) CreateSession(ctx context.Context, x *store.Session) error {
 	_, err := s.exec(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		x.ID, x.ConversationID, x.AgentID, x.AgentName, x.UserName, x.ContactEmail, x.ContactPhone, x.UserParticipantID, x.AgentParticipantID)
 	if err != nil {
@@ -442,8 +442,8 @@ func (s *Store) CreateSession(ctx context.Context, x *runtime.Session) error {
 	return nil
 }
 
-func (s *Store) Session(ctx context.Context, id string) (*runtime.Session, error) {
-	x := runtime.Session{ID: id}
+func (s *Store) Session(ctx context.Context, id string) (*store.Session, error) {
+	x := store.Session{ID: id}
 	err := s.rdb.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id).
 		Scan(&x.ConversationID, &x.AgentID, &x.AgentName, &x.UserName, &x.ContactEmail, &x.ContactPhone, &x.UserParticipantID, &x.AgentParticipantID)
 	if err != nil {
@@ -489,7 +489,7 @@ func insertMessagesQuery(n int) string {
 
 // AppendMessages appends msgs in one statement (in one transaction when
 // there are many), so they are stored all or none, in order.
-func (s *Store) AppendMessages(ctx context.Context, msgs ...*runtime.Message) error {
+func (s *Store) AppendMessages(ctx context.Context, msgs ...*store.Message) error {
 	return s.write(ctx, len(msgs) > insertRows, func(ex executor) error {
 		for i := 0; i < len(msgs); i += insertRows {
 			if err := s.insertMessages(ctx, ex, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
@@ -500,7 +500,7 @@ func (s *Store) AppendMessages(ctx context.Context, msgs ...*runtime.Message) er
 	})
 }
 
-func (s *Store) insertMessages(ctx context.Context, db executor, msgs []*runtime.Message) error {
+func (s *Store) insertMessages(ctx context.Context, db executor, msgs []*store.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -526,7 +526,7 @@ func (s *Store) insertMessages(ctx context.Context, db executor, msgs []*runtime
 	return nil
 }
 
-func (s *Store) Messages(ctx context.Context, id string, roles []runtime.Role, before string, limit int) ([]*runtime.Message, bool, error) {
+func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
 	cursor := int64(math.MaxInt64)
 	if before != "" {
 		err := s.rdb.QueryRowContext(ctx, `SELECT seq FROM messages WHERE conversation_id = $1 AND id = $2`, id, before).Scan(&cursor)
@@ -556,9 +556,9 @@ func (s *Store) Messages(ctx context.Context, id string, roles []runtime.Role, b
 		return nil, false, s.wrap("list messages", err)
 	}
 	defer rows.Close()
-	var out []*runtime.Message
+	var out []*store.Message
 	for rows.Next() {
-		m := &runtime.Message{ConversationID: id}
+		m := &store.Message{ConversationID: id}
 		var (
 			calls   sql.NullString
 			created sql.NullInt64
@@ -566,7 +566,7 @@ func (s *Store) Messages(ctx context.Context, id string, roles []runtime.Role, b
 		if err := rows.Scan(&m.ID, &m.Role, &m.Text, &calls, &m.ToolCallID, &m.ToolName, &m.IsError, &created); err != nil {
 			return nil, false, s.wrap("list messages", err)
 		}
-		if m.ToolCalls, err = fromJSONText[runtime.ToolCall](calls); err != nil {
+		if m.ToolCalls, err = fromJSONText[store.ToolCall](calls); err != nil {
 			return nil, false, s.wrap("list messages", err)
 		}
 		m.CreatedAt = fromNanos(created)
@@ -593,7 +593,7 @@ const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, too
 
 // SavePark stores p as its conversation's pending park. A park that was
 // pending before becomes ParkReplaced: a conversation has one pending park.
-func (s *Store) SavePark(ctx context.Context, p *runtime.Park) (string, error) {
+func (s *Store) SavePark(ctx context.Context, p *store.Park) (string, error) {
 	var spec any
 	if p.Spec != nil {
 		spec = string(p.Spec)
@@ -625,7 +625,7 @@ func (s *Store) SavePark(ctx context.Context, p *runtime.Park) (string, error) {
 		}
 		replaced = ""
 		err := tx.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending' RETURNING id`,
-			p.ConversationID, string(runtime.ParkReplaced)).Scan(&replaced)
+			p.ConversationID, string(store.ParkReplaced)).Scan(&replaced)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -639,9 +639,9 @@ func (s *Store) SavePark(ctx context.Context, p *runtime.Park) (string, error) {
 	return replaced, nil
 }
 
-func scanPark(row interface{ Scan(...any) error }) (*runtime.Park, error) {
+func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 	var (
-		p                      runtime.Park
+		p                      store.Park
 		spec                   sql.NullString
 		call, turn, typ, state string
 		deadline               sql.NullInt64
@@ -649,7 +649,7 @@ func scanPark(row interface{ Scan(...any) error }) (*runtime.Park, error) {
 	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn); err != nil {
 		return nil, err
 	}
-	p.Type, p.State = runtime.ParkKind(typ), runtime.ParkState(state)
+	p.Type, p.State = store.ParkKind(typ), store.ParkState(state)
 	if spec.Valid {
 		p.Spec = json.RawMessage(spec.String)
 	}
@@ -663,7 +663,7 @@ func scanPark(row interface{ Scan(...any) error }) (*runtime.Park, error) {
 	return &p, nil
 }
 
-func (s *Store) PendingPark(ctx context.Context, id string) (*runtime.Park, error) {
+func (s *Store) PendingPark(ctx context.Context, id string) (*store.Park, error) {
 	p, err := scanPark(s.rdb.QueryRowContext(ctx, `SELECT `+parkCols+` FROM parks WHERE conversation_id = $1 AND state = 'pending'`, id))
 	if err != nil {
 		return nil, s.wrap("get pending park", err)
@@ -673,8 +673,8 @@ func (s *Store) PendingPark(ctx context.Context, id string) (*runtime.Park, erro
 
 // TakePark is one conditional statement: of concurrent takes, from any
 // number of processes, the database lets exactly one change the row.
-func (s *Store) TakePark(ctx context.Context, id string, state runtime.ParkState) (*runtime.Park, bool, error) {
-	var p *runtime.Park
+func (s *Store) TakePark(ctx context.Context, id string, state store.ParkState) (*store.Park, bool, error) {
+	var p *store.Park
 	err := s.write(ctx, false, func(ex executor) (err error) {
 		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(state)))
 		return err
@@ -688,7 +688,7 @@ func (s *Store) TakePark(ctx context.Context, id string, state runtime.ParkState
 	return p, true, nil
 }
 
-func (s *Store) ExpiredParks(ctx context.Context, now time.Time) ([]*runtime.Park, error) {
+func (s *Store) ExpiredParks(ctx context.Context, now time.Time) ([]*store.Park, error) {
 	n, err := nanos(now)
 	if err != nil {
 		return nil, s.wrap("list expired parks", err)
@@ -698,7 +698,7 @@ func (s *Store) ExpiredParks(ctx context.Context, now time.Time) ([]*runtime.Par
 		return nil, s.wrap("list expired parks", err)
 	}
 	defer rows.Close()
-	var out []*runtime.Park
+	var out []*store.Park
 	for rows.Next() {
 		p, err := scanPark(rows)
 		if err != nil {
