@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/kindkit/kindkit"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -109,7 +110,10 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		if supports != nil {
 			conv.Supports = supports
 		}
-		c.reattach(ctx, sess, conv)
+		c.mu.Lock()
+		busy := c.active != nil
+		c.mu.Unlock()
+		c.srv.engine.Reattach(ctx, c, sess, conv, busy)
 	}
 }
 
@@ -196,13 +200,12 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
-	t := c.srv.newTurn(c, sess, store.TurnState{RequestID: requestID})
+	t := c.srv.engine.NewTurn(c, sess, requestID)
 	c.mu.Lock()
 	c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
 	c.active = t
 	c.mu.Unlock()
-	t.start(&store.Message{ID: uuid.NewString(), ConversationID: sess.ConversationID, Role: store.RoleUser,
-		Text: f.Message, CreatedAt: time.Now().UTC()})
+	t.Start(f.Message)
 }
 
 // submitInteraction runs the checks of PROTOCOL.md §2.5 in order.
@@ -243,7 +246,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	}
 	if f.Declined {
 		c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
-			toolResult{text: kindkit.Declined().JSON()})
+			agent.Result{Text: kindkit.Declined().JSON()}, nil)
 		return
 	}
 	if f.Values == nil {
@@ -267,8 +270,8 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		return
 	}
 	c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
-		toolResult{text: kindkit.Submitted(values).JSON()},
-		func() { s.hostEffect(ctx, sess.ID, p.Kind, values) })
+		agent.Result{Text: kindkit.Submitted(values).JSON()},
+		func() { s.engine.Submitted(ctx, sess.ID, p.Kind, values) })
 }
 
 // busyWithOther tells whether this connection runs a turn other than the
@@ -276,27 +279,31 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 func (c *conn) busyWithOther(parkID string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.active != nil && c.active.parkID != parkID
+	if c.active == nil {
+		return false
+	}
+	id, _ := c.active.Parked()
+	return id != parkID
 }
 
-// resolve takes the park (exactly once, through the store), queues the ack,
-// runs the host effect, and only then resumes the turn, so the ack is on
-// the wire before any frame of the resumed stream.
-func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack object, message string, r toolResult, effects ...func()) {
-	taken, ok, err := c.srv.cfg.Store.TakePark(ctx, p.ID, store.ParkResolved)
+// resolve has the engine take the park with its answer (exactly once, in
+// one write), then queues the ack and runs the host effect, and only then
+// the engine resumes the turn, so the ack is on the wire before any frame
+// of the resumed stream and an acknowledged answer is never lost.
+func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack object, message string, r agent.Result, effect func()) {
+	ok, err := c.srv.engine.Resolve(ctx, c, sess, p, r, func() {
+		c.send(immediate(f.RequestID, 200, message, ack))
+		if effect != nil {
+			effect()
+		}
+	})
 	if err != nil {
 		c.internalError(f.RequestID, err, "take park")
 		return
 	}
 	if !ok {
 		c.send(noPendingEvent(f))
-		return
 	}
-	c.send(immediate(f.RequestID, 200, message, ack))
-	for _, e := range effects {
-		e()
-	}
-	c.srv.resume(c, sess, taken, r)
 }
 
 func (c *conn) cancelTurn(ctx context.Context, f *frame) {
@@ -307,21 +314,13 @@ func (c *conn) cancelTurn(ctx context.Context, f *frame) {
 		return // nothing to cancel: nothing is sent
 	}
 	c.active = nil
-	requestID := t.requestID
+	requestID := t.RequestID()
 	if requestID == "" {
 		requestID = f.RequestID
 	}
 	c.enqueueLocked(cancelledEvent(requestID))
 	c.mu.Unlock()
-	t.cancel()
-	if t.parkID != "" {
-		// Cleared here, not by the turn, so a submit racing the cancel
-		// deterministically finds nothing.
-		c.srv.claimParked(t.parkID)
-		if _, _, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, store.ParkCancelled); err != nil {
-			c.srv.log.Error("cancel park", "interactionId", t.parkID, "err", err)
-		}
-	}
+	c.srv.engine.Cancel(ctx, t)
 }
 
 func (c *conn) getMessages(ctx context.Context, f *frame) {
@@ -450,35 +449,22 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	c.mu.Lock()
 	t := c.active
 	c.mu.Unlock()
-	if t == nil || t.parkType != store.ParkConfirmation || t.session.ID != f.SessionID {
+	if t == nil || t.Session().ID != f.SessionID {
 		c.send(noPending)
 		return
 	}
-	p, ok, err := c.srv.cfg.Store.TakePark(ctx, t.parkID, store.ParkResolved)
+	message := "Tool action rejected"
+	if *f.Approved {
+		message = "Tool action approved"
+	}
+	ok, err := c.srv.engine.Confirm(ctx, c, t, *f.Approved, func() {
+		c.send(immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
+	})
 	if err != nil {
 		c.internalError(f.RequestID, err, "take confirmation")
 		return
 	}
 	if !ok {
 		c.send(noPending)
-		return
 	}
-	message := "Tool action rejected"
-	r := toolResult{text: deniedResult, isError: true}
-	if *f.Approved {
-		message = "Tool action approved"
-		r = c.srv.runFixedTool(p.ToolCall)
-	}
-	c.send(immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
-	c.srv.resume(c, t.session, p, r)
-}
-
-// runFixedTool runs an approved host tool.
-func (s *Server) runFixedTool(call store.ToolCall) toolResult {
-	for _, ft := range s.cfg.Tools {
-		if ft.Name == call.Name {
-			return toolResult{text: ft.Result}
-		}
-	}
-	return toolResult{text: fmt.Sprintf("unknown tool '%s'", call.Name), isError: true}
 }

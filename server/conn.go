@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -25,7 +26,7 @@ type conn struct {
 	queued   int           // bytes in queue
 	closed   bool          // no more frames will be queued
 	wake     chan struct{} // signals the writer; capacity 1
-	active   *turn         // the connection's one turn, running or parked
+	active   *agent.Turn   // the connection's one turn, running or parked
 	draining bool          // stop taking frames
 	idle     chan struct{} // closed when active becomes nil during a drain
 
@@ -44,8 +45,9 @@ func (c *conn) visible(conv *store.Conversation) bool {
 	return !c.auth || conv.Owner == "" || conv.Owner == c.principal.Sub
 }
 
-// serve reads frames until the connection ends, then aborts a running turn.
-// A parked turn stays parked in the store.
+// serve reads frames until the connection ends, then lets go of its turn:
+// a parked one stays parked in the store, one an answer resumed finishes
+// unseen, and any other is aborted.
 func (c *conn) serve(ctx context.Context) {
 	defer func() {
 		c.mu.Lock()
@@ -55,15 +57,7 @@ func (c *conn) serve(ctx context.Context) {
 		draining := c.draining
 		c.mu.Unlock()
 		if t != nil {
-			if t.parkID != "" {
-				c.srv.mu.Lock()
-				if c.srv.parked[t.parkID] == t {
-					delete(c.srv.parked, t.parkID)
-				}
-				c.srv.mu.Unlock()
-			} else if !draining {
-				t.cancel()
-			}
+			c.srv.engine.Detach(t, draining)
 		}
 		c.closeQueue()
 		<-c.writerDone
@@ -163,7 +157,7 @@ func (c *conn) writeLoop() {
 // emit queues an event of turn t, unless t is no longer the connection's
 // turn (cancelled, or resumed elsewhere): nothing of a cancelled turn is
 // ever sent after its cancelled event.
-func (c *conn) emit(t *turn, ev event) bool {
+func (c *conn) emit(t *agent.Turn, ev event) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.active != t {
@@ -174,7 +168,7 @@ func (c *conn) emit(t *turn, ev event) bool {
 }
 
 // finish queues t's terminal event and frees the slot.
-func (c *conn) finish(t *turn, ev event) {
+func (c *conn) finish(t *agent.Turn, ev event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.active != t {
@@ -186,7 +180,7 @@ func (c *conn) finish(t *turn, ev event) {
 }
 
 // release frees the slot of t without a word (it resumes elsewhere).
-func (c *conn) release(t *turn) {
+func (c *conn) release(t *agent.Turn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.active == t {
@@ -202,32 +196,23 @@ func (c *conn) signalIdleLocked() {
 	}
 }
 
-// drain stops taking frames, resolves this connection's park (unless parks
-// outlive the process), waits for its turn to finish, flushes and closes.
+// drain stops taking frames, has the engine deal with its parked turn
+// (it resolves no_response, unless parks outlive the process), waits for
+// its turn to finish, flushes and closes.
 func (c *conn) drain(ctx context.Context) {
 	c.mu.Lock()
 	c.draining = true
 	t := c.active
 	var idle chan struct{}
-	parkID := ""
 	if t != nil {
 		idle = make(chan struct{})
 		c.idle = idle
-		parkID = t.parkID
 	}
 	c.mu.Unlock()
-	// A running turn finishes; one that parks from now on is handled by
-	// park, which sees draining.
+	// A running turn finishes; one that parks from now on is told so by
+	// Park.
 	if t != nil {
-		if parkID != "" {
-			if c.srv.cfg.KeepParksOnDrain {
-				c.release(t)
-			} else if p, ok, err := c.srv.cfg.Store.TakePark(ctx, parkID, store.ParkExpired); err == nil && ok {
-				c.srv.resume(c, nil, p, c.srv.expiredResult(p))
-			} else {
-				c.release(t)
-			}
-		}
+		c.srv.engine.Drain(ctx, c, t)
 		select {
 		case <-idle:
 		case <-ctx.Done():

@@ -44,11 +44,11 @@ func FuzzFrames(f *testing.F) {
 		c.mu.Lock()
 		if t := c.active; t != nil {
 			c.active = nil
-			t.cancel()
+			srv.engine.Cancel(context.Background(), t)
 		}
 		queue := c.queue
 		c.mu.Unlock()
-		srv.turns.Wait()
+		srv.engine.Wait()
 		for _, frame := range queue {
 			var ev map[string]any
 			if err := json.Unmarshal(frame, &ev); err != nil || ev["type"] == nil || ev["timestamp"] == nil {

@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
@@ -30,6 +31,10 @@ type Config struct {
 	// ParkTimeout is how long a park waits before it resolves no_response
 	// (default 24h).
 	ParkTimeout time.Duration
+	// LeaseTimeout is how long a resumed turn stays this process's without
+	// a renewal (default 15s); see agent.Config.
+	LeaseTimeout time.Duration
+	Clock        clockwork.Clock // default the real clock
 	// KeepParksOnDrain leaves parks pending at shutdown, for stores that
 	// outlive the process; otherwise they resolve no_response so every turn
 	// finishes before the process exits.
@@ -47,15 +52,11 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
+	engine   *agent.Engine
 	draining atomic.Bool
 
-	mu     sync.Mutex
-	conns  map[*conn]struct{}
-	parked map[string]*turn // park id → the parked turn, while its connection lives
-
-	stop     chan struct{}
-	loopDone chan struct{}
-	turns    sync.WaitGroup // running turn goroutines
+	mu    sync.Mutex
+	conns map[*conn]struct{}
 }
 
 const (
@@ -63,28 +64,23 @@ const (
 	writeTimeout    = 10 * time.Second
 	maxQueuedFrames = 4096
 	maxQueuedBytes  = 8 << 20
-	historyLimit    = 50
 )
 
-// New returns a server and starts its park-deadline loop; Close or Shutdown
-// stops it.
+// New returns a server and starts its engine; Close or Shutdown stops it.
 func New(cfg Config) (*Server, error) {
-	if cfg.Catalog == nil || cfg.Store == nil || cfg.Model == nil {
-		return nil, errors.New("server: Catalog, Store and Model are required")
-	}
-	if cfg.ParkTimeout <= 0 {
-		cfg.ParkTimeout = 24 * time.Hour
-	}
 	if cfg.AgentName == "" {
 		cfg.AgentName = "kindkit"
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{}, parked: map[string]*turn{},
-		stop: make(chan struct{}), loopDone: make(chan struct{})}
-	go s.expireLoop()
-	return s, nil
+	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools,
+		ConfirmTools: cfg.ConfirmTools, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
+		KeepParksOnDrain: cfg.KeepParksOnDrain, Clock: cfg.Clock, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, engine: eng, conns: map[*conn]struct{}{}}, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -159,83 +155,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	s.Close()
-	done := make(chan struct{})
-	go func() { s.turns.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.engine.Shutdown(ctx)
 }
 
-// Close stops the deadline loop. Connections are closed by the HTTP
+// Close stops the engine's loop. Connections are closed by the HTTP
 // server's own shutdown or by Shutdown.
-func (s *Server) Close() {
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
-	<-s.loopDone
-}
-
-// expireLoop resolves parks whose deadline passed, whether or not anyone is
-// connected.
-func (s *Server) expireLoop() {
-	defer close(s.loopDone)
-	tick := min(time.Second, max(s.cfg.ParkTimeout/10, 10*time.Millisecond))
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.expireParks()
-		}
-	}
-}
-
-func (s *Server) expireParks() {
-	ctx := context.Background()
-	parks, err := s.cfg.Store.ExpiredParks(ctx, time.Now())
-	if err != nil {
-		s.log.Error("list expired parks", "err", err)
-		return
-	}
-	for _, p := range parks {
-		taken, ok, err := s.cfg.Store.TakePark(ctx, p.ID, store.ParkExpired)
-		if err != nil || !ok {
-			continue
-		}
-		s.log.Info("park expired", "interactionId", p.ID, "conversationId", p.ConversationID)
-		s.resume(nil, nil, taken, s.expiredResult(taken))
-	}
-}
-
-// expiredResult is the tool result of a park nobody answered in time.
-func (s *Server) expiredResult(p *store.Park) toolResult {
-	if p.Type == store.ParkConfirmation {
-		return toolResult{text: deniedResult, isError: true}
-	}
-	return toolResult{text: kindkit.NoResponse().JSON()}
-}
-
-// unpark removes the parked turn of park id from the registry and returns
-// it, nil when no connection holds it.
-func (s *Server) unpark(id string) *turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.parked[id]
-	delete(s.parked, id)
-	return t
-}
-
-// claimParked unparks the turn of park id and frees its connection's slot.
-func (s *Server) claimParked(id string) {
-	if t := s.unpark(id); t != nil && t.conn != nil {
-		t.conn.release(t)
-	}
-}
+func (s *Server) Close() { s.engine.Close() }

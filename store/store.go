@@ -10,6 +10,10 @@ import (
 // ErrNotFound is returned by a Store for a record that does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrLeaseLost is returned by a write of a resumed turn whose lease is not
+// the writer's any more: another process took the turn over, or it ended.
+var ErrLeaseLost = errors.New("lease lost")
+
 // Conversation is the durable thread a session is bound to.
 type Conversation struct {
 	ID        string
@@ -122,6 +126,42 @@ type Park struct {
 	Deadline       time.Time
 	State          ParkState
 	Turn           TurnState
+	// Owed is true from the take that stored the park's answer until the
+	// turn it resumed is finished (its reply stored, or it parked again,
+	// failed or was cancelled): a reply is owed to the person.
+	Owed bool
+	// LeaseOwner runs the owed turn until LeaseUntil, unless it renews the
+	// lease; after that any process may take the turn over.
+	LeaseOwner string
+	LeaseUntil time.Time
+}
+
+// Lease is a process's hold on the turn a park's answer resumed.
+type Lease struct {
+	ParkID string
+	Owner  string
+	Until  time.Time
+}
+
+// Answer is what TakePark stores in the same write as the take, so that an
+// acknowledged answer is never lost.
+type Answer struct {
+	State    ParkState
+	Messages []*Message // appended to the park's conversation: the tool result the turn resumes with
+	Turn     *TurnState // the turn's state from the take on; nil keeps the park's
+	// Lease, when set, makes the park owe its turn a reply, run under this
+	// lease (its ParkID is the park's own). Nil for a take that ends the
+	// turn (cancelled, replaced).
+	Lease *Lease
+}
+
+// Step is one durable step of an owed turn: messages, the turn's state
+// after them, and the conversation's model position, stored together.
+type Step struct {
+	Turn     TurnState
+	Messages []*Message
+	ModelPos *int // nil leaves the position as it is
+	Done     bool // the turn is finished: no reply is owed any more
 }
 
 // TurnState is what a turn carries across a park.
@@ -132,6 +172,9 @@ type TurnState struct {
 	Pending   []ToolCall        `json:"pending,omitempty"`
 	Stashed   map[string]string `json:"stashed,omitempty"` // kind → spec raised on the fallback path this turn
 	Citations []Citation        `json:"citations,omitempty"`
+	// Approved is the id of the gated call at the front of Pending that
+	// the person approved: it runs without asking again.
+	Approved string `json:"approved,omitempty"`
 }
 
 // Stash keeps the spec of a kind raised on the conversational path, for
@@ -180,13 +223,31 @@ type Store interface {
 
 	// SavePark stores a new pending park. The conversation's park that was
 	// pending before becomes ParkReplaced, and its id is returned ("" when
-	// there was none), exactly once even when saves and takes race.
-	SavePark(ctx context.Context, p *Park) (replaced string, err error)
+	// there was none), exactly once even when saves and takes race. from,
+	// when set, is the lease of the owed turn that parks again: in the same
+	// write it stops being owed (ErrLeaseLost when the lease is not held).
+	SavePark(ctx context.Context, p *Park, from *Lease) (replaced string, err error)
 	// PendingPark returns the conversation's pending park, or ErrNotFound.
 	PendingPark(ctx context.Context, conversationID string) (*Park, error)
-	// TakePark moves a pending park to state and returns it; ok is false
-	// when it was not pending any more.
-	TakePark(ctx context.Context, id string, state ParkState) (p *Park, ok bool, err error)
+	// TakePark moves a pending park to a.State and stores a's messages,
+	// turn state and lease in the same atomic write, and returns the park
+	// as it is after the take; ok is false when it was not pending any
+	// more (and nothing is written).
+	TakePark(ctx context.Context, id string, a Answer) (p *Park, ok bool, err error)
 	// ExpiredParks returns pending parks whose deadline is before now.
 	ExpiredParks(ctx context.Context, now time.Time) ([]*Park, error)
+
+	// SaveStep stores a step of the owed turn held by l, renewing the
+	// lease to l.Until; ErrLeaseLost when l is not held.
+	SaveStep(ctx context.Context, l Lease, s Step) error
+	// RenewLease extends a held lease to l.Until; ErrLeaseLost when l is not
+	// held.
+	RenewLease(ctx context.Context, l Lease) error
+	// OwedTurns returns up to limit parks whose turn is owed a reply and
+	// whose lease ended before now, the longest expired first.
+	OwedTurns(ctx context.Context, now time.Time, limit int) ([]*Park, error)
+	// ClaimTurn takes over the owed turn of park l.ParkID when its lease
+	// ended before now: exactly one of concurrent claims gets ok.
+	ClaimTurn(ctx context.Context, l Lease, now time.Time) (p *Park, ok bool, err error)
 }
+

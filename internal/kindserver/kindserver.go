@@ -43,6 +43,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
 	knowledgeDir := fs.String("knowledge", "", "search the .md and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
+	leaseTimeout := fs.Duration("lease-timeout", 15*time.Second, "how long a resumed turn stays this process's without a renewal; a turn whose process died is finished by the next one (or, on PostgreSQL, any other) once its lease has run out")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	verbose := fs.Bool("v", false, "log debug messages")
 	debugStats := fs.Bool("debug-stats", false, "serve memory and goroutine counts at /debug/stats (for kindload) and profiles at /debug/pprof/")
@@ -77,7 +78,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if secret == "" {
 		secret = os.Getenv("KINDKIT_AUTH_SECRET")
 	}
-	cfg := server.Config{Catalog: catalog, Store: store, Model: agent.Demo{}, ParkTimeout: *parkTimeout, Logger: log,
+	cfg := server.Config{Catalog: catalog, Store: store, Model: agent.Demo{}, ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"

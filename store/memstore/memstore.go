@@ -40,7 +40,7 @@ func New() *Store {
 
 // NewWithRetention returns a store that forgets a conversation (its
 // messages and sessions) once nothing has used it for retention and it has
-// no pending park, so a long-running process returns the memory of
+// no pending park or owed turn, so a long-running process returns the memory of
 // finished conversations. Close stops its sweeper.
 func NewWithRetention(retention time.Duration) *Store {
 	s := New()
@@ -81,8 +81,14 @@ func (s *Store) sweepLoop(every time.Duration) {
 func (s *Store) sweep(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	owed := map[string]bool{}
+	for _, p := range s.parks {
+		if p.Owed {
+			owed[p.ConversationID] = true
+		}
+	}
 	for id, c := range s.convs {
-		if c.pending != "" || now.Sub(c.used) < s.retention {
+		if c.pending != "" || owed[id] || now.Sub(c.used) < s.retention {
 			continue
 		}
 		for _, sid := range c.sessions {
@@ -248,6 +254,16 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*store.Message) error 
 	return nil
 }
 
+// appendLocked appends msgs, which the caller made for conversation c.
+func (s *Store) appendLocked(c *conversation, msgs []*store.Message) {
+	for _, m := range msgs {
+		cp := cloneMessage(m)
+		cp.ConversationID = c.ID
+		c.messages = append(c.messages, cp)
+	}
+	c.used = time.Now()
+}
+
 func (s *Store) Messages(_ context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -279,12 +295,18 @@ func (s *Store) Messages(_ context.Context, id string, roles []store.Role, befor
 	return out, more, nil
 }
 
-func (s *Store) SavePark(_ context.Context, p *store.Park) (string, error) {
+func (s *Store) SavePark(_ context.Context, p *store.Park, from *store.Lease) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[p.ConversationID]
 	if !ok {
 		return "", store.ErrNotFound
+	}
+	if from != nil {
+		if err := s.heldLocked(*from); err != nil {
+			return "", err
+		}
+		delete(s.parks, from.ParkID)
 	}
 	// A conversation has one pending park: the newest replaces the last.
 	var replaced string
@@ -293,9 +315,10 @@ func (s *Store) SavePark(_ context.Context, p *store.Park) (string, error) {
 		delete(s.parks, c.pending)
 	}
 	cp := clonePark(p)
-	cp.State = store.ParkPending
+	cp.State, cp.Owed, cp.LeaseOwner, cp.LeaseUntil = store.ParkPending, false, "", time.Time{}
 	s.parks[p.ID] = cp
 	c.pending = p.ID
+	c.used = time.Now()
 	return replaced, nil
 }
 
@@ -309,21 +332,32 @@ func (s *Store) PendingPark(_ context.Context, id string) (*store.Park, error) {
 	return clonePark(s.parks[c.pending]), nil
 }
 
-func (s *Store) TakePark(_ context.Context, id string, state store.ParkState) (*store.Park, bool, error) {
+func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.Park, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.parks[id]
 	if !ok || p.State != store.ParkPending {
 		return nil, false, nil
 	}
-	// A resolved park is no longer needed: the turn carries on from the
-	// history, so the record is dropped to return its memory.
-	delete(s.parks, id)
-	if c := s.convs[p.ConversationID]; c != nil && c.pending == id {
+	c := s.convs[p.ConversationID]
+	if c == nil {
+		return nil, false, store.ErrNotFound
+	}
+	if c.pending == id {
 		c.pending = ""
 	}
-	p.State = state
-	return p, true, nil
+	s.appendLocked(c, a.Messages)
+	p.State = a.State
+	if a.Turn != nil {
+		p.Turn = *a.Turn
+	}
+	if a.Lease != nil {
+		p.Owed, p.LeaseOwner, p.LeaseUntil = true, a.Lease.Owner, a.Lease.Until
+	} else {
+		// Nothing is owed: the record is dropped to return its memory.
+		delete(s.parks, id)
+	}
+	return clonePark(p), true, nil
 }
 
 func (s *Store) ExpiredParks(_ context.Context, now time.Time) ([]*store.Park, error) {
@@ -336,6 +370,74 @@ func (s *Store) ExpiredParks(_ context.Context, now time.Time) ([]*store.Park, e
 		}
 	}
 	return out, nil
+}
+
+// heldLocked tells whether l is held: its park owes a reply and l's owner
+// holds the lease.
+func (s *Store) heldLocked(l store.Lease) error {
+	p, ok := s.parks[l.ParkID]
+	if !ok || !p.Owed || p.LeaseOwner != l.Owner {
+		return store.ErrLeaseLost
+	}
+	return nil
+}
+
+func (s *Store) SaveStep(_ context.Context, l store.Lease, st store.Step) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.heldLocked(l); err != nil {
+		return err
+	}
+	p := s.parks[l.ParkID]
+	c := s.convs[p.ConversationID]
+	if c == nil {
+		return store.ErrNotFound
+	}
+	s.appendLocked(c, st.Messages)
+	if st.ModelPos != nil {
+		c.ModelPos = *st.ModelPos
+	}
+	if st.Done {
+		delete(s.parks, l.ParkID)
+		return nil
+	}
+	p.Turn = st.Turn
+	p.LeaseUntil = l.Until
+	return nil
+}
+
+func (s *Store) RenewLease(_ context.Context, l store.Lease) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.heldLocked(l); err != nil {
+		return err
+	}
+	s.parks[l.ParkID].LeaseUntil = l.Until
+	return nil
+}
+
+func (s *Store) OwedTurns(_ context.Context, now time.Time, limit int) ([]*store.Park, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Park
+	for _, p := range s.parks {
+		if p.Owed && p.LeaseUntil.Before(now) {
+			out = append(out, clonePark(p))
+		}
+	}
+	slices.SortFunc(out, func(a, b *store.Park) int { return a.LeaseUntil.Compare(b.LeaseUntil) })
+	return out[:min(len(out), max(limit, 0))], nil
+}
+
+func (s *Store) ClaimTurn(_ context.Context, l store.Lease, now time.Time) (*store.Park, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.parks[l.ParkID]
+	if !ok || !p.Owed || !p.LeaseUntil.Before(now) {
+		return nil, false, nil
+	}
+	p.LeaseOwner, p.LeaseUntil = l.Owner, l.Until
+	return clonePark(p), true, nil
 }
 
 func cloneMessage(m *store.Message) *store.Message {

@@ -35,7 +35,7 @@ func TestRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.SavePark(ctx, &store.Park{ID: "p", ConversationID: "parked", State: store.ParkPending, Deadline: time.Now().Add(time.Hour)}); err != nil {
+	if _, err := s.SavePark(ctx, &store.Park{ID: "p", ConversationID: "parked", State: store.ParkPending, Deadline: time.Now().Add(time.Hour)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

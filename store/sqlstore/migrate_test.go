@@ -162,7 +162,7 @@ func TestMigrateUpgrade(t *testing.T) {
 				t.Errorf("versions after the next migration: %v", v)
 			}
 			checkV1Data(t, s)
-			if _, ok, err := s.TakePark(ctx, "p1", store.ParkResolved); err != nil || !ok {
+			if _, ok, err := s.TakePark(ctx, "p1", store.Answer{State: store.ParkResolved}); err != nil || !ok {
 				t.Errorf("TakePark after upgrade = %v, %v", ok, err)
 			}
 			s = openCfg(t, dsn, config{migrations: good}) // nothing left to apply

@@ -589,11 +589,11 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 	return out, more, nil
 }
 
-const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn`
+const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until`
 
 // SavePark stores p as its conversation's pending park. A park that was
 // pending before becomes ParkReplaced: a conversation has one pending park.
-func (s *Store) SavePark(ctx context.Context, p *store.Park) (string, error) {
+func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease) (string, error) {
 	var spec any
 	if p.Spec != nil {
 		spec = string(p.Spec)
@@ -623,20 +623,43 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park) (string, error) {
 		if err := tx.QueryRowContext(ctx, lock, p.ConversationID).Scan(&one); err != nil {
 			return err
 		}
+		if from != nil {
+			if err := release(ctx, tx, *from); err != nil {
+				return err
+			}
+		}
 		replaced = ""
 		err := tx.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending' RETURNING id`,
 			p.ConversationID, string(store.ParkReplaced)).Scan(&replaced)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL)`,
 			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, p.Reason, string(call), deadline, string(turn))
 		return err
 	})
+	if errors.Is(err, store.ErrLeaseLost) {
+		return "", err
+	}
 	if err != nil {
 		return "", s.wrap("save park", err)
 	}
 	return replaced, nil
+}
+
+// release ends the owed turn held by l; store.ErrLeaseLost when l is not
+// held.
+func release(ctx context.Context, tx executor, l store.Lease) error {
+	res, err := tx.ExecContext(ctx, `UPDATE parks SET owed = FALSE WHERE id = $1 AND owed AND lease_owner = $2`, l.ParkID, l.Owner)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return store.ErrLeaseLost
+	}
+	return nil
 }
 
 func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
@@ -644,9 +667,10 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 		p                      store.Park
 		spec                   sql.NullString
 		call, turn, typ, state string
-		deadline               sql.NullInt64
+		deadline, leaseUntil   sql.NullInt64
 	)
-	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn); err != nil {
+	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn,
+		&p.Owed, &p.LeaseOwner, &leaseUntil); err != nil {
 		return nil, err
 	}
 	p.Type, p.State = store.ParkKind(typ), store.ParkState(state)
@@ -660,6 +684,7 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 		return nil, fmt.Errorf("park %s: turn: %w", p.ID, err)
 	}
 	p.Deadline = fromNanos(deadline)
+	p.LeaseUntil = fromNanos(leaseUntil)
 	return &p, nil
 }
 
@@ -671,13 +696,36 @@ func (s *Store) PendingPark(ctx context.Context, id string) (*store.Park, error)
 	return p, nil
 }
 
-// TakePark is one conditional statement: of concurrent takes, from any
-// number of processes, the database lets exactly one change the row.
-func (s *Store) TakePark(ctx context.Context, id string, state store.ParkState) (*store.Park, bool, error) {
+// TakePark is one conditional statement and the answer's inserts, in one
+// transaction: of concurrent takes, from any number of processes, the
+// database lets exactly one change the row, and its answer is stored with
+// it or not at all.
+func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
+	var turn any
+	if a.Turn != nil {
+		b, err := json.Marshal(a.Turn)
+		if err != nil {
+			return nil, false, s.wrap("take park", err)
+		}
+		turn = string(b)
+	}
+	var owner string
+	var until any
+	if a.Lease != nil {
+		var err error
+		if until, err = nanos(a.Lease.Until); err != nil {
+			return nil, false, s.wrap("take park", err)
+		}
+		owner = a.Lease.Owner
+	}
 	var p *store.Park
-	err := s.write(ctx, false, func(ex executor) (err error) {
-		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(state)))
-		return err
+	err := s.write(ctx, len(a.Messages) > 0, func(ex executor) (err error) {
+		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6
+			WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until))
+		if err != nil {
+			return err
+		}
+		return s.insertAll(ctx, ex, p.ConversationID, a.Messages)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
@@ -688,25 +736,135 @@ func (s *Store) TakePark(ctx context.Context, id string, state store.ParkState) 
 	return p, true, nil
 }
 
-func (s *Store) ExpiredParks(ctx context.Context, now time.Time) ([]*store.Park, error) {
+// insertAll appends msgs to conversation conv with ex.
+func (s *Store) insertAll(ctx context.Context, ex executor, conv string, msgs []*store.Message) error {
+	for _, m := range msgs {
+		m.ConversationID = conv
+	}
+	for i := 0; i < len(msgs); i += insertRows {
+		if err := s.insertMessages(ctx, ex, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SaveStep updates the owed park only while l holds it, then appends the
+// step's messages and moves the model position, in one transaction.
+func (s *Store) SaveStep(ctx context.Context, l store.Lease, st store.Step) error {
+	turn, err := json.Marshal(st.Turn)
+	if err != nil {
+		return s.wrap("save step", err)
+	}
+	until, err := nanos(l.Until)
+	if err != nil {
+		return s.wrap("save step", err)
+	}
+	err = s.write(ctx, true, func(tx executor) error {
+		var conv string
+		err := tx.QueryRowContext(ctx, `UPDATE parks SET turn = $3, lease_until = $4, owed = $5
+			WHERE id = $1 AND owed AND lease_owner = $2 RETURNING conversation_id`, l.ParkID, l.Owner, string(turn), until, !st.Done).Scan(&conv)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.insertAll(ctx, tx, conv, st.Messages); err != nil {
+			return err
+		}
+		if st.ModelPos != nil {
+			_, err = tx.ExecContext(ctx, `UPDATE conversations SET model_pos = $2 WHERE id = $1`, conv, *st.ModelPos)
+		}
+		return err
+	})
+	if errors.Is(err, store.ErrLeaseLost) {
+		return err
+	}
+	if err != nil {
+		return s.wrap("save step", err)
+	}
+	return nil
+}
+
+func (s *Store) RenewLease(ctx context.Context, l store.Lease) error {
+	until, err := nanos(l.Until)
+	if err != nil {
+		return s.wrap("renew lease", err)
+	}
+	res, err := s.exec(ctx, `UPDATE parks SET lease_until = $3 WHERE id = $1 AND owed AND lease_owner = $2`, l.ParkID, l.Owner, until)
+	if err != nil {
+		return s.wrap("renew lease", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.wrap("renew lease", err)
+	} else if n == 0 {
+		return store.ErrLeaseLost
+	}
+	return nil
+}
+
+func (s *Store) OwedTurns(ctx context.Context, now time.Time, limit int) ([]*store.Park, error) {
 	n, err := nanos(now)
 	if err != nil {
-		return nil, s.wrap("list expired parks", err)
+		return nil, s.wrap("list owed turns", err)
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+parkCols+` FROM parks WHERE state = 'pending' AND (deadline IS NULL OR deadline < $1) ORDER BY deadline`, n)
+	out, err := s.queryParks(ctx, `SELECT `+parkCols+` FROM parks WHERE owed AND lease_until < $1 ORDER BY lease_until LIMIT $2`, n, max(limit, 0))
 	if err != nil {
-		return nil, s.wrap("list expired parks", err)
+		return nil, s.wrap("list owed turns", err)
+	}
+	return out, nil
+}
+
+// ClaimTurn is one conditional UPDATE: of concurrent claims, one wins.
+func (s *Store) ClaimTurn(ctx context.Context, l store.Lease, now time.Time) (*store.Park, bool, error) {
+	until, err := nanos(l.Until)
+	if err != nil {
+		return nil, false, s.wrap("claim turn", err)
+	}
+	n, err := nanos(now)
+	if err != nil {
+		return nil, false, s.wrap("claim turn", err)
+	}
+	var p *store.Park
+	err = s.write(ctx, false, func(ex executor) (err error) {
+		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET lease_owner = $2, lease_until = $3
+			WHERE id = $1 AND owed AND lease_until < $4 RETURNING `+parkCols, l.ParkID, l.Owner, until, n))
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.wrap("claim turn", err)
+	}
+	return p, true, nil
+}
+
+func (s *Store) queryParks(ctx context.Context, query string, args ...any) ([]*store.Park, error) {
+	rows, err := s.rdb.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []*store.Park
 	for rows.Next() {
 		p, err := scanPark(rows)
 		if err != nil {
-			return nil, s.wrap("list expired parks", err)
+			return nil, err
 		}
 		out = append(out, p)
 	}
-	if err := rows.Err(); err != nil {
+	return out, rows.Err()
+}
+
+func (s *Store) ExpiredParks(ctx context.Context, now time.Time) ([]*store.Park, error) {
+	n, err := nanos(now)
+	if err != nil {
+		return nil, s.wrap("list expired parks", err)
+	}
+	out, err := s.queryParks(ctx, `SELECT `+parkCols+` FROM parks WHERE state = 'pending' AND (deadline IS NULL OR deadline < $1) ORDER BY deadline`, n)
+	if err != nil {
 		return nil, s.wrap("list expired parks", err)
 	}
 	return out, nil

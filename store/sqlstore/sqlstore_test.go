@@ -77,7 +77,7 @@ func TestTakeParkTwoProcesses(t *testing.T) {
 	for i := range 50 {
 		id := fmt.Sprintf("p%d", i)
 		if _, err := b.SavePark(ctx, &store.Park{ID: id, Type: store.ParkInteraction, ConversationID: "c1",
-			Deadline: time.Now().Add(time.Minute), State: store.ParkPending}); err != nil {
+			Deadline: time.Now().Add(time.Minute), State: store.ParkPending}, nil); err != nil {
 			t.Fatal(err)
 		}
 		var (
@@ -94,7 +94,7 @@ func TestTakeParkTwoProcesses(t *testing.T) {
 			}
 			wg.Go(func() {
 				<-start
-				_, ok, err := s.TakePark(ctx, id, store.ParkResolved)
+				_, ok, err := s.TakePark(ctx, id, store.Answer{State: store.ParkResolved})
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -124,7 +124,7 @@ func TestSQLiteSharedFile(t *testing.T) {
 	}
 	for i := range 20 {
 		id := fmt.Sprintf("p%d", i)
-		if _, err := a.SavePark(ctx, &store.Park{ID: id, ConversationID: "c1", State: store.ParkPending}); err != nil {
+		if _, err := a.SavePark(ctx, &store.Park{ID: id, ConversationID: "c1", State: store.ParkPending}, nil); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -132,7 +132,7 @@ func TestSQLiteSharedFile(t *testing.T) {
 		oks := 0
 		for _, s := range []*Store{a, b, a, b} {
 			wg.Go(func() {
-				_, ok, err := s.TakePark(ctx, id, store.ParkResolved)
+				_, ok, err := s.TakePark(ctx, id, store.Answer{State: store.ParkResolved})
 				if err != nil {
 					t.Error(err)
 				}

@@ -27,8 +27,9 @@ var cycleSpec = json.RawMessage(`{"question":"Which plan?","options":[{"id":"bas
 
 // Cycle does, under ids prefixed with id, what the server does in one
 // interaction cycle: create a conversation and a session, append the user's
-// message, park the turn, look the park up (the submit), take it, and append
-// the tool result, the model's answer and the reply.
+// message, park the turn, look the park up (the submit), take it with its
+// tool result, and store the model's answer and the reply as the turn's
+// last step.
 func Cycle(ctx context.Context, s store.Store, id string) error {
 	now := time.Now()
 	if err := s.CreateConversation(ctx, &store.Conversation{ID: id, CreatedAt: now}); err != nil {
@@ -49,26 +50,22 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 	}
 	if _, err := s.SavePark(ctx, &store.Park{ID: id + "-p", Type: store.ParkInteraction, ConversationID: id, SessionID: id + "-s",
 		Kind: "choices", Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(10 * time.Minute),
-		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}); err != nil {
+		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}, nil); err != nil {
 		return err
 	}
 	p, err := s.PendingPark(ctx, id)
 	if err != nil {
 		return err
 	}
-	if _, ok, err := s.TakePark(ctx, p.ID, store.ParkResolved); err != nil {
+	lease := store.Lease{ParkID: p.ID, Owner: "bench", Until: now.Add(time.Minute)}
+	if _, ok, err := s.TakePark(ctx, p.ID, store.Answer{State: store.ParkResolved, Lease: &lease,
+		Messages: []*store.Message{{ID: id + "-m3", ConversationID: id, Role: store.RoleTool,
+			Text: `{"status":"submitted","values":{"choice":"pro"}}`, ToolCallID: call.ID, ToolName: call.Name, CreatedAt: now}}}); err != nil {
 		return err
 	} else if !ok {
 		return store.ErrNotFound
 	}
-	if err := s.AppendMessages(ctx, &store.Message{ID: id + "-m3", ConversationID: id, Role: store.RoleTool,
-		Text: `{"status":"submitted","values":{"choice":"pro"}}`, ToolCallID: call.ID, ToolName: call.Name, CreatedAt: now}); err != nil {
-		return err
-	}
-	if err := s.AppendMessages(ctx, &store.Message{ID: id + "-m4", ConversationID: id, Role: store.RoleAssistant,
-		Text: "Done: you are on Pro now.", CreatedAt: now}); err != nil {
-		return err
-	}
-	return s.AppendMessages(ctx, &store.Message{ID: id + "-m5", ConversationID: id, Role: store.RoleReply,
-		Text: "Sure. Done: you are on Pro now.", CreatedAt: now})
+	return s.SaveStep(ctx, lease, store.Step{Turn: p.Turn, Done: true, Messages: []*store.Message{
+		{ID: id + "-m4", ConversationID: id, Role: store.RoleAssistant, Text: "Done: you are on Pro now.", CreatedAt: now},
+		{ID: id + "-m5", ConversationID: id, Role: store.RoleReply, Text: "Sure. Done: you are on Pro now.", CreatedAt: now}}})
 }

@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +48,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ParkReplaced", testParkReplaced},
 		{"TakeParkOnce", testTakeParkOnce},
 		{"ExpiredParks", testExpiredParks},
+		{"TakeStoresAnswer", testTakeStoresAnswer},
+		{"OwedTurnLease", testOwedTurnLease},
 		{"NoAliases", testNoAliases},
 	}
 	for _, tc := range tests {
@@ -416,7 +420,7 @@ func testParkRoundTrip(t *testing.T, s store.Store) {
 	wantNotFound(t, "PendingPark before any park", err)
 	_, err = s.PendingPark(ctx, "nope")
 	wantNotFound(t, "PendingPark(unknown conversation)", err)
-	_, err = s.SavePark(ctx, newPark("nope", "p0", at(60)))
+	_, err = s.SavePark(ctx, newPark("nope", "p0", at(60)), nil)
 	wantNotFound(t, "SavePark(unknown conversation)", err)
 
 	want := newPark("c1", "p1", at(600))
@@ -439,7 +443,7 @@ func testParkRoundTrip(t *testing.T, s store.Store) {
 		t.Errorf("PendingPark(minimal) (-want +got):\n%s", d)
 	}
 
-	taken, ok, err := s.TakePark(ctx, "p1", store.ParkResolved)
+	taken, ok, err := s.TakePark(ctx, "p1", store.Answer{State: store.ParkResolved})
 	must(t, err)
 	if !ok {
 		t.Fatal("TakePark(p1): ok = false")
@@ -450,10 +454,10 @@ func testParkRoundTrip(t *testing.T, s store.Store) {
 	}
 	_, err = s.PendingPark(ctx, "c1")
 	wantNotFound(t, "PendingPark after TakePark", err)
-	if _, ok, err := s.TakePark(ctx, "p1", store.ParkExpired); err != nil || ok {
+	if _, ok, err := s.TakePark(ctx, "p1", store.Answer{State: store.ParkExpired}); err != nil || ok {
 		t.Errorf("second TakePark(p1) = ok %v, err %v; want false, nil", ok, err)
 	}
-	if _, ok, err := s.TakePark(ctx, "no-such-park", store.ParkResolved); err != nil || ok {
+	if _, ok, err := s.TakePark(ctx, "no-such-park", store.Answer{State: store.ParkResolved}); err != nil || ok {
 		t.Errorf("TakePark(unknown) = ok %v, err %v; want false, nil", ok, err)
 	}
 	// The other conversation's park is untouched.
@@ -476,17 +480,17 @@ func testParkRoundTrip(t *testing.T, s store.Store) {
 // savePark saves p and fails the test on an error.
 func savePark(t *testing.T, s store.Store, p *store.Park) {
 	t.Helper()
-	_, err := s.SavePark(context.Background(), p)
+	_, err := s.SavePark(context.Background(), p, nil)
 	must(t, err)
 }
 
 func testParkReplaced(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	newConv(t, s, "c1")
-	if replaced, err := s.SavePark(ctx, newPark("c1", "old", at(-60))); err != nil || replaced != "" {
+	if replaced, err := s.SavePark(ctx, newPark("c1", "old", at(-60)), nil); err != nil || replaced != "" {
 		t.Errorf("first SavePark = %q, %v; want nothing replaced", replaced, err)
 	}
-	if replaced, err := s.SavePark(ctx, newPark("c1", "new", at(-30))); err != nil || replaced != "old" {
+	if replaced, err := s.SavePark(ctx, newPark("c1", "new", at(-30)), nil); err != nil || replaced != "old" {
 		t.Errorf("second SavePark = %q, %v; want old replaced", replaced, err)
 	}
 	got, err := s.PendingPark(ctx, "c1")
@@ -499,10 +503,10 @@ func testParkReplaced(t *testing.T, s store.Store) {
 	if len(expired) != 1 || expired[0].ID != "new" {
 		t.Errorf("ExpiredParks = %v, want only new", ids(expired))
 	}
-	if _, ok, err := s.TakePark(ctx, "old", store.ParkResolved); err != nil || ok {
+	if _, ok, err := s.TakePark(ctx, "old", store.Answer{State: store.ParkResolved}); err != nil || ok {
 		t.Errorf("TakePark(replaced) = ok %v, err %v; want false, nil", ok, err)
 	}
-	if _, ok, err := s.TakePark(ctx, "new", store.ParkResolved); err != nil || !ok {
+	if _, ok, err := s.TakePark(ctx, "new", store.Answer{State: store.ParkResolved}); err != nil || !ok {
 		t.Errorf("TakePark(new) = ok %v, err %v; want true, nil", ok, err)
 	}
 }
@@ -524,7 +528,7 @@ func testTakeParkOnce(t *testing.T, s store.Store) {
 		for i := range 20 {
 			wg.Go(func() {
 				<-start
-				p, ok, err := s.TakePark(ctx, id, states[i%len(states)])
+				p, ok, err := s.TakePark(ctx, id, store.Answer{State: states[i%len(states)]})
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -575,7 +579,7 @@ func testExpiredParks(t *testing.T, s store.Store) {
 	savePark(t, s, newPark("future", "p-future", now.Add(time.Microsecond)))
 	savePark(t, s, newPark("exact", "p-exact", now)) // not before now
 	savePark(t, s, newPark("taken", "p-taken", now.Add(-time.Hour)))
-	if _, ok, err := s.TakePark(ctx, "p-taken", store.ParkCancelled); err != nil || !ok {
+	if _, ok, err := s.TakePark(ctx, "p-taken", store.Answer{State: store.ParkCancelled}); err != nil || !ok {
 		t.Fatalf("TakePark(p-taken) = %v, %v", ok, err)
 	}
 	got, err = s.ExpiredParks(ctx, now)
@@ -590,7 +594,7 @@ func testExpiredParks(t *testing.T, s store.Store) {
 		t.Errorf("ExpiredParks(now+2h) = %v, want %v", ids(got), want)
 	}
 	// Listing does not take.
-	if _, ok, err := s.TakePark(ctx, "p-past1", store.ParkExpired); err != nil || !ok {
+	if _, ok, err := s.TakePark(ctx, "p-past1", store.Answer{State: store.ParkExpired}); err != nil || !ok {
 		t.Errorf("TakePark(p-past1) after listing = %v, %v", ok, err)
 	}
 	got, err = s.ExpiredParks(ctx, now)
@@ -686,4 +690,172 @@ func mutatePark(p *store.Park) {
 	p.Turn.Stashed["choices"] = "mutated"
 	p.Turn.Stashed["new"] = "mutated"
 	p.Turn.Citations[0].Snippet = "mutated"
+}
+
+// toolResult is the answer message of park p.
+func toolResult(p *store.Park, text string) *store.Message {
+	return &store.Message{ID: "m-" + p.ID, ConversationID: p.ConversationID, Role: store.RoleTool, Text: text,
+		ToolCallID: p.ToolCall.ID, ToolName: p.ToolCall.Name, CreatedAt: at(1)}
+}
+
+// roles lists the roles of the conversation's messages, oldest first.
+func roles(t *testing.T, s store.Store, conv string) []store.Role {
+	t.Helper()
+	msgs, _, err := s.Messages(context.Background(), conv, nil, "", 100)
+	must(t, err)
+	var out []store.Role
+	for _, m := range slices.Backward(msgs) {
+		out = append(out, m.Role)
+	}
+	return out
+}
+
+// testTakeStoresAnswer: the take and its answer are one write. A take that
+// loses the race stores nothing; the winner's answer is in the history and
+// its turn is owed under its lease.
+func testTakeStoresAnswer(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	p := newPark("c1", "p1", at(600))
+	savePark(t, s, p)
+	turn := p.Turn
+	turn.Pending = nil
+	lease := store.Lease{ParkID: "p1", Owner: "A", Until: at(30)}
+	var (
+		wg  sync.WaitGroup
+		oks atomic.Int32
+	)
+	for i := range 10 {
+		wg.Go(func() {
+			a := store.Answer{State: store.ParkResolved, Turn: &turn, Lease: &lease,
+				Messages: []*store.Message{toolResult(p, `{"status":"submitted"}`)}}
+			a.Messages[0].ID += strconv.Itoa(i)
+			taken, ok, err := s.TakePark(ctx, "p1", a)
+			if err != nil {
+				t.Errorf("TakePark: %v", err)
+			}
+			if ok {
+				oks.Add(1)
+				if !taken.Owed || taken.LeaseOwner != "A" || !taken.LeaseUntil.Equal(at(30)) || len(taken.Turn.Pending) != 0 {
+					t.Errorf("taken park: owed %v, lease %q until %v, pending %v", taken.Owed, taken.LeaseOwner, taken.LeaseUntil, taken.Turn.Pending)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if oks.Load() != 1 {
+		t.Fatalf("10 concurrent takes: %d ok, want 1", oks.Load())
+	}
+	if got := roles(t, s, "c1"); !slices.Equal(got, []store.Role{store.RoleTool}) {
+		t.Errorf("history after the take = %v, want exactly the one answer", got)
+	}
+	owed, err := s.OwedTurns(ctx, at(31), 10)
+	must(t, err)
+	if len(owed) != 1 || owed[0].ID != "p1" {
+		t.Errorf("OwedTurns after the lease = %v, want p1", ids(owed))
+	}
+	if owed, err := s.OwedTurns(ctx, at(29), 10); err != nil || len(owed) != 0 {
+		t.Errorf("OwedTurns while the lease holds = %v, %v; want none", ids(owed), err)
+	}
+
+	// A take that ends the turn (cancel) owes nothing.
+	newConv(t, s, "c2")
+	savePark(t, s, newPark("c2", "p2", at(600)))
+	if _, ok, err := s.TakePark(ctx, "p2", store.Answer{State: store.ParkCancelled}); err != nil || !ok {
+		t.Fatalf("TakePark(cancel) = %v, %v", ok, err)
+	}
+	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 1 {
+		t.Errorf("OwedTurns after a cancel = %v, %v; want only p1", ids(owed), err)
+	}
+}
+
+// testOwedTurnLease: only the lease's holder writes steps; a claim takes an
+// expired lease over exactly once; the last step ends what is owed.
+func testOwedTurnLease(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	p := newPark("c1", "p1", at(600))
+	savePark(t, s, p)
+	a := store.Lease{ParkID: "p1", Owner: "A", Until: at(10)}
+	if _, ok, err := s.TakePark(ctx, "p1", store.Answer{State: store.ParkExpired, Lease: &a,
+		Messages: []*store.Message{toolResult(p, `{"status":"no_response"}`)}}); err != nil || !ok {
+		t.Fatalf("TakePark = %v, %v", ok, err)
+	}
+	if _, ok, err := s.ClaimTurn(ctx, store.Lease{ParkID: "p1", Owner: "B", Until: at(30)}, at(5)); err != nil || ok {
+		t.Errorf("ClaimTurn while A's lease holds = %v, %v; want false", ok, err)
+	}
+	pos := 3
+	step := store.Step{Turn: store.TurnState{RequestID: "r", Text: "thinking"}, ModelPos: &pos,
+		Messages: []*store.Message{{ID: "m-a1", ConversationID: "c1", Role: store.RoleAssistant, Text: "thinking", CreatedAt: at(2)}}}
+	must(t, s.SaveStep(ctx, a, step))
+	if err := s.RenewLease(ctx, store.Lease{ParkID: "p1", Owner: "A", Until: at(20)}); err != nil {
+		t.Errorf("RenewLease by the holder: %v", err)
+	}
+	if err := s.RenewLease(ctx, store.Lease{ParkID: "p1", Owner: "B", Until: at(40)}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("RenewLease by another = %v, want ErrLeaseLost", err)
+	}
+
+	// A dies; at 25 B takes over, with the step A stored.
+	var wg sync.WaitGroup
+	var wins atomic.Int32
+	var claimed *store.Park
+	for i := range 5 {
+		wg.Go(func() {
+			p, ok, err := s.ClaimTurn(ctx, store.Lease{ParkID: "p1", Owner: "B" + strconv.Itoa(i), Until: at(60)}, at(25))
+			if err != nil {
+				t.Errorf("ClaimTurn: %v", err)
+			}
+			if ok {
+				wins.Add(1)
+				claimed = p
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("5 concurrent claims: %d won, want 1", wins.Load())
+	}
+	if claimed.Turn.Text != "thinking" || !claimed.Owed {
+		t.Errorf("claimed turn = %+v, want A's last step", claimed.Turn)
+	}
+	conv, err := s.Conversation(ctx, "c1")
+	must(t, err)
+	if conv.ModelPos != 3 {
+		t.Errorf("model position = %d, want the step's 3", conv.ModelPos)
+	}
+	if err := s.SaveStep(ctx, a, step); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("SaveStep by A after the takeover = %v, want ErrLeaseLost", err)
+	}
+	b := store.Lease{ParkID: "p1", Owner: claimed.LeaseOwner, Until: at(70)}
+	must(t, s.SaveStep(ctx, b, store.Step{Turn: claimed.Turn, Done: true,
+		Messages: []*store.Message{{ID: "m-r", ConversationID: "c1", Role: store.RoleReply, Text: "done", CreatedAt: at(3)}}}))
+	if got := roles(t, s, "c1"); !slices.Equal(got, []store.Role{store.RoleTool, store.RoleAssistant, store.RoleReply}) {
+		t.Errorf("history = %v; A's rejected step must not be stored", got)
+	}
+	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
+		t.Errorf("OwedTurns after the last step = %v, %v; want none", ids(owed), err)
+	}
+	if err := s.SaveStep(ctx, b, store.Step{}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("SaveStep after Done = %v, want ErrLeaseLost", err)
+	}
+
+	// An owed turn that parks again stops being owed in the same write.
+	newConv(t, s, "c2")
+	savePark(t, s, newPark("c2", "q1", at(600)))
+	l := store.Lease{ParkID: "q1", Owner: "A", Until: at(10)}
+	if _, ok, err := s.TakePark(ctx, "q1", store.Answer{State: store.ParkResolved, Lease: &l}); err != nil || !ok {
+		t.Fatalf("TakePark(q1) = %v, %v", ok, err)
+	}
+	if _, err := s.SavePark(ctx, newPark("c2", "q2", at(600)), &store.Lease{ParkID: "q1", Owner: "B"}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("SavePark from a lease not held = %v, want ErrLeaseLost", err)
+	}
+	if _, err := s.PendingPark(ctx, "c2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PendingPark after a refused save = %v, want none", err)
+	}
+	if _, err := s.SavePark(ctx, newPark("c2", "q2", at(600)), &l); err != nil {
+		t.Fatalf("SavePark from the held lease: %v", err)
+	}
+	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
+		t.Errorf("OwedTurns after parking again = %v, %v; want none", ids(owed), err)
+	}
 }

@@ -1,4 +1,4 @@
-package server
+package agent
 
 import (
 	"strings"
@@ -16,11 +16,11 @@ const (
 // cite searches the knowledge with the person's message (PROTOCOL.md §7.4):
 // the best documents become the turn's citations, kept in its state so a
 // turn resumed from a park, in any process, still reports them.
-func (s *Server) cite(message string) []store.Citation {
-	if s.cfg.Knowledge == nil {
+func (e *Engine) cite(message string) []store.Citation {
+	if e.cfg.Knowledge == nil {
 		return nil
 	}
-	hits := s.cfg.Knowledge.Search(message, citationsPerTurn)
+	hits := e.cfg.Knowledge.Search(message, citationsPerTurn)
 	out := make([]store.Citation, len(hits))
 	for i, h := range hits {
 		out[i] = store.Citation{ID: h.Source, Title: h.Source, Snippet: snippet(h.Content), Score: float64(h.Score)}
@@ -47,13 +47,13 @@ func snippet(content string) string {
 // documents are the whole documents behind a turn's citations, for the
 // model; a citation whose document is gone (the server restarted with
 // other knowledge) is left out.
-func (s *Server) documents(cs []store.Citation) []knowledge.Doc {
-	if s.cfg.Knowledge == nil || len(cs) == 0 {
+func (e *Engine) documents(cs []store.Citation) []knowledge.Doc {
+	if e.cfg.Knowledge == nil || len(cs) == 0 {
 		return nil
 	}
 	var out []knowledge.Doc
 	for _, c := range cs {
-		if d, ok := s.cfg.Knowledge.Doc(c.ID); ok {
+		if d, ok := e.cfg.Knowledge.Doc(c.ID); ok {
 			out = append(out, d)
 		}
 	}

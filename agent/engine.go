@@ -1,0 +1,483 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/knowledge"
+	"github.com/kindkit/kindkit/store"
+)
+
+// Config is what an Engine is built from.
+type Config struct {
+	Catalog      *kindkit.Catalog
+	Store        store.Store
+	Model        Model
+	Tools        []FixedTool // host tools with fixed results
+	ConfirmTools []string    // a tool whose name contains one of these waits for a person's confirmation
+	// Knowledge, when set, is searched with each user message: the best
+	// documents go to the model and, as citations, to the follower.
+	Knowledge *knowledge.Index
+	// ParkTimeout is how long a park waits before it resolves no_response
+	// (default 24h).
+	ParkTimeout time.Duration
+	// LeaseTimeout is how long a resumed turn stays this process's without
+	// a renewal (default 15s); the engine renews it every third of that. A
+	// turn whose process died is taken over once its lease has run out.
+	LeaseTimeout time.Duration
+	// KeepParksOnDrain leaves parks pending at shutdown, for stores that
+	// outlive the process; otherwise they resolve no_response so every turn
+	// finishes before the process exits.
+	KeepParksOnDrain bool
+	Clock            clockwork.Clock // default the real clock
+	Logger           *slog.Logger
+}
+
+// Engine runs turns and owns every park's life: it parks a turn, shows the
+// park to the turn's follower, takes it with its answer (exactly once,
+// through the store), resumes it, reattaches it to a returning client,
+// cancels it, expires it at its deadline, drains it at shutdown, and holds
+// the leases of resumed turns, taking over those whose process died.
+//
+// Lock order: a Follower's lock, then e.mu. The engine never calls a
+// Follower or the store while it holds e.mu.
+type Engine struct {
+	cfg   Config
+	log   *slog.Logger
+	clock clockwork.Clock
+	owner string // this engine's name on the leases it holds
+
+	mu     sync.Mutex
+	parked map[string]*Turn // park id → the parked turn, while a follower holds it
+	leased map[string]*Turn // park id → the running turn that holds its lease
+
+	stop     chan struct{}
+	loopDone chan struct{}
+	turns    sync.WaitGroup // running turn goroutines
+}
+
+// sweepBatch bounds the owed turns one sweep claims.
+const sweepBatch = 100
+
+// NewEngine returns an engine and starts its loop, which resolves parks
+// whose deadline passed, renews the leases it holds and takes over owed
+// turns whose lease ran out (at once, so a restarted process finishes what
+// its previous run left). Close or Shutdown stops it.
+func NewEngine(cfg Config) (*Engine, error) {
+	if cfg.Catalog == nil || cfg.Store == nil || cfg.Model == nil {
+		return nil, errors.New("agent: Catalog, Store and Model are required")
+	}
+	if cfg.ParkTimeout <= 0 {
+		cfg.ParkTimeout = 24 * time.Hour
+	}
+	if cfg.LeaseTimeout <= 0 {
+		cfg.LeaseTimeout = 15 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clockwork.NewRealClock()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),
+		parked: map[string]*Turn{}, leased: map[string]*Turn{},
+		stop: make(chan struct{}), loopDone: make(chan struct{})}
+	go e.loop()
+	return e, nil
+}
+
+// Close stops the engine's loop. Running turns go on; Shutdown waits for
+// them.
+func (e *Engine) Close() {
+	select {
+	case <-e.stop:
+	default:
+		close(e.stop)
+	}
+	<-e.loopDone
+}
+
+// Shutdown stops the loop and waits for the running turns to finish, or
+// for ctx. A resumed turn that has not finished when the process exits
+// stays owed in the store, and the next process finishes it.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	e.Close()
+	done := make(chan struct{})
+	go func() { e.turns.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Wait blocks until no turn runs.
+func (e *Engine) Wait() { e.turns.Wait() }
+
+// tick is the loop's period: a tenth of the park timeout and a third of
+// the lease, at most a second.
+func (e *Engine) tick() time.Duration {
+	return min(time.Second, max(e.cfg.ParkTimeout/10, 10*time.Millisecond), e.cfg.LeaseTimeout/3)
+}
+
+func (e *Engine) loop() {
+	defer close(e.loopDone)
+	t := e.clock.NewTicker(e.tick())
+	defer t.Stop()
+	renewed := e.clock.Now()
+	e.sweep()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.Chan():
+			if now := e.clock.Now(); now.Sub(renewed) >= e.cfg.LeaseTimeout/3 {
+				e.renewLeases()
+				renewed = now
+			}
+			e.sweep()
+		}
+	}
+}
+
+// sweep resolves expired parks and takes over owed turns whose lease ran
+// out.
+func (e *Engine) sweep() {
+	ctx := context.Background()
+	now := e.clock.Now()
+	parks, err := e.cfg.Store.ExpiredParks(ctx, now)
+	if err != nil {
+		e.log.Error("list expired parks", "err", err)
+	}
+	for _, p := range parks {
+		e.log.Info("park expired", "interactionId", p.ID)
+		if _, err := e.resolveAck(ctx, nil, nil, p, store.ParkExpired, e.expiredAnswer(p), nil); err != nil {
+			e.log.Error("expire park", "interactionId", p.ID, "err", err)
+		}
+	}
+	owed, err := e.cfg.Store.OwedTurns(ctx, now, sweepBatch)
+	if err != nil {
+		e.log.Error("list owed turns", "err", err)
+		return
+	}
+	for _, p := range owed {
+		l := e.lease(p.ID)
+		taken, ok, err := e.cfg.Store.ClaimTurn(ctx, l, now)
+		if err != nil {
+			e.log.Error("take over turn", "interactionId", p.ID, "err", err)
+			continue
+		}
+		if !ok {
+			continue // another process was quicker
+		}
+		sess, err := e.cfg.Store.Session(ctx, taken.SessionID)
+		if err != nil {
+			e.log.Error("take over turn: load session", "interactionId", p.ID, "err", err)
+			continue
+		}
+		e.log.Info("taking over a turn owed a reply", "interactionId", p.ID)
+		t := e.newTurn(nil, sess, taken.Turn)
+		e.hold(t, l)
+		t.goRun(t.run)
+	}
+}
+
+// renewLeases extends the lease of every turn this engine runs; a turn
+// whose lease another process took is stopped.
+func (e *Engine) renewLeases() {
+	e.mu.Lock()
+	turns := make([]*Turn, 0, len(e.leased))
+	for _, t := range e.leased {
+		turns = append(turns, t)
+	}
+	e.mu.Unlock()
+	until := e.clock.Now().Add(e.cfg.LeaseTimeout)
+	for _, t := range turns {
+		l, ok := t.heldLease()
+		if !ok {
+			continue
+		}
+		l.Until = until
+		err := e.cfg.Store.RenewLease(context.Background(), l)
+		if errors.Is(err, store.ErrLeaseLost) {
+			e.log.Warn("lease lost; another process runs the turn", "interactionId", l.ParkID)
+			t.stop()
+		} else if err != nil {
+			e.log.Error("renew lease", "interactionId", l.ParkID, "err", err)
+		}
+	}
+}
+
+// lease is a fresh lease of this engine on park id.
+func (e *Engine) lease(parkID string) store.Lease {
+	return store.Lease{ParkID: parkID, Owner: e.owner, Until: e.clock.Now().Add(e.cfg.LeaseTimeout)}
+}
+
+// hold records that t runs under lease l.
+func (e *Engine) hold(t *Turn, l store.Lease) {
+	t.setLease(&l)
+	e.mu.Lock()
+	e.leased[l.ParkID] = t
+	e.mu.Unlock()
+}
+
+// letGo forgets the lease t held on park id.
+func (e *Engine) letGo(t *Turn, parkID string) {
+	e.mu.Lock()
+	if e.leased[parkID] == t {
+		delete(e.leased, parkID)
+	}
+	e.mu.Unlock()
+}
+
+// unpark removes the parked turn of park id from the registry and returns
+// it, nil when no follower holds it.
+func (e *Engine) unpark(id string) *Turn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.parked[id]
+	delete(e.parked, id)
+	return t
+}
+
+// claimParked unparks the turn of park id and frees its follower.
+func (e *Engine) claimParked(id string) {
+	if t := e.unpark(id); t != nil && t.follower != nil {
+		t.follower.Release(t)
+	}
+}
+
+// expiredAnswer is the tool result of a park nobody answered in time.
+func (e *Engine) expiredAnswer(p *store.Park) Result {
+	if p.Type == store.ParkConfirmation {
+		return Result{Text: deniedResult, IsError: true}
+	}
+	return Result{Text: kindkit.NoResponse().JSON()}
+}
+
+// Result is a tool call's result.
+type Result struct {
+	Text    string
+	IsError bool
+}
+
+// Resolve takes park p with its answer r, in one write, for session sess
+// (nil: the park's own) on follower f (nil: the follower the park was shown
+// on, if it is still there). Only when the take succeeded it calls ack
+// (the caller queues its acknowledgement, so it reaches the wire before the
+// resumed stream) and resumes the turn, which from then on finishes
+// whatever happens to f. ok is false when the park was not pending any
+// more.
+func (e *Engine) Resolve(ctx context.Context, f Follower, sess *store.Session, p *store.Park, r Result, ack func()) (bool, error) {
+	return e.resolveAck(ctx, f, sess, p, store.ParkResolved, r, ack)
+}
+
+func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result, ack func()) (bool, error) {
+	t, err := e.resolve(ctx, f, sess, p, state, r)
+	if t == nil || err != nil {
+		return false, err
+	}
+	if ack != nil {
+		ack()
+	}
+	t.goRun(t.resumed)
+	return true, nil
+}
+
+// resolve takes p with its answer and returns the resumed turn, not yet
+// running (nil when the park was gone). The answer is the tool result
+// message, except for an approved confirmation (r is zero): then the call
+// goes back to the front of the turn's pending calls, marked approved.
+func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result) (*Turn, error) {
+	turn := p.Turn
+	var msgs []*store.Message
+	var shown *Result
+	if p.Type == store.ParkConfirmation && r == (Result{}) {
+		turn.Pending = append([]store.ToolCall{p.ToolCall}, turn.Pending...)
+		turn.Approved = p.ToolCall.ID
+	} else {
+		msgs = []*store.Message{toolMessage(p.ConversationID, p.ToolCall, r, e.clock.Now())}
+		shown = &r
+	}
+	l := e.lease(p.ID)
+	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: &turn, Lease: &l})
+	if err != nil || !ok {
+		return nil, err
+	}
+	if sess == nil {
+		if sess, err = e.cfg.Store.Session(ctx, taken.SessionID); err != nil {
+			// The answer is stored and the turn owed: the loop takes it
+			// over once the lease runs out.
+			e.log.Error("resume: load session", "interactionId", p.ID, "err", err)
+			e.claimParked(p.ID)
+			return nil, nil
+		}
+	}
+	old := e.unpark(p.ID)
+	var owner Follower
+	if old != nil {
+		owner = old.follower
+	}
+	if f == nil {
+		f = owner
+	}
+	if owner != nil && owner != f {
+		owner.Release(old)
+	}
+	t := e.newTurn(f, sess, taken.Turn)
+	// The resumed turn takes the parked one's place on f in one step, so
+	// a drain waiting for f to be idle waits for the resumed turn.
+	if f != nil && !f.Adopt(t, p.ID) {
+		t.follower = nil // f is busy with another turn: t finishes unseen
+	}
+	e.hold(t, l)
+	t.shown = shown
+	t.call = p.ToolCall
+	return t, nil
+}
+
+// toolMessage is the history entry of a tool call's result.
+func toolMessage(conversationID string, call store.ToolCall, r Result, now time.Time) *store.Message {
+	return &store.Message{ID: uuid.NewString(), ConversationID: conversationID, Role: store.RoleTool, Text: r.Text,
+		ToolCallID: call.ID, ToolName: call.Name, IsError: r.IsError, CreatedAt: now.UTC()}
+}
+
+// Cancel ends t at a person's request: a running turn stops (a resumed one
+// stops being owed), a parked one's park is cancelled. The follower has
+// already let go of t.
+func (e *Engine) Cancel(ctx context.Context, t *Turn) {
+	t.cancelled.Store(true)
+	t.cancel()
+	if id, _ := t.Parked(); id != "" {
+		// Cleared here, not by the turn, so a submit racing the cancel
+		// deterministically finds nothing.
+		e.claimParked(id)
+		if _, _, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled}); err != nil {
+			e.log.Error("cancel park", "interactionId", id, "err", err)
+		}
+	}
+}
+
+// Detach is told that t's follower went away. A parked turn stays parked
+// in the store; a turn that an answer resumed runs on unseen; any other
+// running turn is aborted (nobody waits for it, and nothing was promised).
+func (e *Engine) Detach(t *Turn, draining bool) {
+	if id, _ := t.Parked(); id != "" {
+		e.mu.Lock()
+		if e.parked[id] == t {
+			delete(e.parked, id)
+		}
+		e.mu.Unlock()
+		return
+	}
+	if _, owed := t.heldLease(); owed || draining {
+		return
+	}
+	t.cancel()
+}
+
+// Drain is told that t's follower is draining while t is parked: the park
+// stays for the next process (KeepParksOnDrain), or resolves no_response
+// now and the turn runs to its end on f.
+func (e *Engine) Drain(ctx context.Context, f Follower, t *Turn) {
+	id, _ := t.Parked()
+	if id == "" {
+		return
+	}
+	if !e.cfg.KeepParksOnDrain {
+		if p, err := e.cfg.Store.PendingPark(ctx, t.session.ConversationID); err == nil && p.ID == id {
+			if ok, err := e.resolveAck(ctx, f, t.session, p, store.ParkExpired, e.expiredAnswer(p), nil); err == nil && ok {
+				return
+			}
+		}
+	}
+	e.unpark(id)
+	f.Release(t)
+}
+
+// Reattach shows a conversation's pending park to a client that resumed
+// the conversation on follower f: with the kind's capability it gets the
+// same card again and the parked turn becomes f's; without it the park is
+// answered with the conversational fallback and the turn runs on, on f.
+func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, busy bool) {
+	p, err := e.cfg.Store.PendingPark(ctx, conv.ID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			e.log.Error("load pending park", "err", err)
+		}
+		return
+	}
+	if busy {
+		return
+	}
+	if p.Type == store.ParkInteraction {
+		k, ok := e.cfg.Catalog.Kind(p.Kind)
+		if !ok {
+			return
+		}
+		if !supported(conv, k.Descriptor().Capability) {
+			spec, err := k.LoadSpec(p.Spec)
+			if err != nil {
+				e.log.Error("load parked spec", "interactionId", p.ID, "err", err)
+				return
+			}
+			p.Turn.Stash(p.Kind, p.Spec)
+			if _, err := e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, nil); err != nil {
+				e.log.Error("answer park with its fallback", "interactionId", p.ID, "err", err)
+			}
+			return
+		}
+	}
+	t := e.newTurn(f, sess, p.Turn)
+	t.parked.Store(&parkRef{p.ID, p.Type})
+	t.cancel() // a parked turn runs nothing
+	e.mu.Lock()
+	old := e.parked[p.ID]
+	e.parked[p.ID] = t
+	e.mu.Unlock()
+	if old != nil && old.follower != nil && old.follower != f {
+		old.follower.Release(old)
+	}
+	if !f.Adopt(t, "") {
+		e.unpark(p.ID)
+		return
+	}
+	f.Emit(t, Event{Kind: EventPrompt, RequestID: p.Turn.RequestID, Park: p})
+}
+
+// Confirm answers the write confirmation that parked turn t waits on:
+// approved, the resumed turn runs the call; denied, it gets the denial as
+// the call's result. ok is false when t waits on no confirmation any more.
+func (e *Engine) Confirm(ctx context.Context, f Follower, t *Turn, approved bool, ack func()) (bool, error) {
+	id, typ := t.Parked()
+	if id == "" || typ != store.ParkConfirmation {
+		return false, nil
+	}
+	p, err := e.cfg.Store.PendingPark(ctx, t.session.ConversationID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ID != id) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	r := Result{Text: deniedResult, IsError: true}
+	if approved {
+		r = Result{}
+	}
+	return e.resolveAck(ctx, f, t.session, p, store.ParkResolved, r, ack)
+}
+
+// Submitted runs what the host does with a kind's valid submitted values:
+// an identity intake's contact is stamped on the session. Errors never fail
+// the turn.
+func (e *Engine) Submitted(ctx context.Context, sessionID, kind string, values []byte) {
+	hostEffect(ctx, e.cfg.Store, e.log, sessionID, kind, values)
+}

@@ -1,0 +1,331 @@
+package agent_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+	"github.com/kindkit/kindkit/store/sqlstore"
+	"github.com/kindkit/kindkit/store/storetest"
+)
+
+// These tests drive the engine with no WebSocket at all: a follower that
+// records what the engine tells it, real stores, and a fake clock, so no
+// test waits out a deadline or a lease in real time.
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// follower records a turn's events and holds one turn, as a connection does.
+type follower struct {
+	mu     sync.Mutex
+	active *agent.Turn
+	events chan agent.Event
+}
+
+func newFollower() *follower { return &follower{events: make(chan agent.Event, 64)} }
+
+func (f *follower) Emit(t *agent.Turn, ev agent.Event) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active != t {
+		return false
+	}
+	f.events <- ev
+	return true
+}
+
+func (f *follower) Finish(t *agent.Turn, ev agent.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active == t {
+		f.events <- ev
+		f.active = nil
+	}
+}
+
+func (f *follower) Release(t *agent.Turn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active == t {
+		f.active = nil
+	}
+}
+
+func (f *follower) Park(t *agent.Turn, prompt ...agent.Event) agent.ParkOutcome {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active != t {
+		return agent.ParkGone
+	}
+	for _, ev := range prompt {
+		f.events <- ev
+	}
+	return agent.ParkShown
+}
+
+func (f *follower) Adopt(t *agent.Turn, parkID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.active != nil {
+		if id, _ := f.active.Parked(); parkID == "" || id != parkID {
+			return false
+		}
+	}
+	f.active = t
+	return true
+}
+
+func (f *follower) start(e *agent.Engine, sess *store.Session, text string) {
+	t := e.NewTurn(f, sess, "r1")
+	f.mu.Lock()
+	f.active = t
+	f.mu.Unlock()
+	t.Start(text)
+}
+
+// next returns the next event of the given kind, failing on a terminal
+// event of another kind.
+func (f *follower) next(t *testing.T, kind agent.EventKind) agent.Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-f.events:
+			if ev.Kind == kind {
+				return ev
+			}
+			if ev.Kind == agent.EventReply || ev.Kind == agent.EventFailed {
+				t.Fatalf("got terminal event %v, want %v", ev.Kind, kind)
+			}
+		case <-timeout:
+			t.Fatalf("no event %v", kind)
+		}
+	}
+}
+
+const raise = `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to quote"}`
+
+func script(t *testing.T, reply string) agent.Model {
+	m, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "request_choices", Arguments: raise}, {Kind: "text", Text: reply}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
+	open := func(dsn string) func(t *testing.T) store.Store {
+		return func(t *testing.T) store.Store {
+			s, err := sqlstore.Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	}
+	return map[string]func(t *testing.T) store.Store{
+		"memory": func(t *testing.T) store.Store { return memstore.New() },
+		"sqlite": func(t *testing.T) store.Store { return open("sqlite:" + filepath.Join(t.TempDir(), "k.db"))(t) },
+		"postgres": func(t *testing.T) store.Store {
+			return open(storetest.PostgresDB(t))(t)
+		},
+	}
+}
+
+func engine(t *testing.T, st store.Store, m agent.Model, clock clockwork.Clock) *agent.Engine {
+	t.Helper()
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: m, Clock: clock,
+		ParkTimeout: time.Hour, LeaseTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	return e
+}
+
+func conversation(t *testing.T, st store.Store) *store.Session {
+	t.Helper()
+	ctx := context.Background()
+	conv := &store.Conversation{ID: "c1", Supports: []string{"choice_chips"}, CreatedAt: time.Now()}
+	if err := st.CreateConversation(ctx, conv); err != nil {
+		t.Fatal(err)
+	}
+	sess := &store.Session{ID: "s1", ConversationID: "c1"}
+	if err := st.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+func history(t *testing.T, st store.Store) []store.Role {
+	t.Helper()
+	msgs, _, err := st.Messages(context.Background(), "c1", nil, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Role
+	for _, m := range slices.Backward(msgs) {
+		out = append(out, m.Role)
+	}
+	return out
+}
+
+var wantHistory = []store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply}
+
+const picked = `{"answers":[{"header":"Plan","options":["Pro"]}]}`
+
+// TestEngineParkSubmitReply: a turn parks, the answer is taken and the
+// turn resumes to its reply, on every store.
+func TestEngineParkSubmitReply(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			e := engine(t, st, script(t, "Pro it is."), clockwork.NewFakeClock())
+			sess := conversation(t, st)
+			f := newFollower()
+			f.start(e, sess, "hello")
+			prompt := f.next(t, agent.EventPrompt)
+			if prompt.Park.Kind != "choices" || prompt.RequestID != "r1" {
+				t.Fatalf("prompt = %+v", prompt.Park)
+			}
+			p, err := st.PendingPark(context.Background(), "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			acked := false
+			ok, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, func() { acked = true })
+			if err != nil || !ok || !acked {
+				t.Fatalf("Resolve = %v, %v (acked %v)", ok, err, acked)
+			}
+			if r := f.next(t, agent.EventToolResult); r.Call.Name != "request_choices" {
+				t.Errorf("first resumed event = %+v, want the raise's result", r)
+			}
+			if r := f.next(t, agent.EventReply); r.Reply.Text != "Pro it is." {
+				t.Errorf("reply = %q", r.Reply.Text)
+			}
+			e.Wait()
+			if got := history(t, st); !slices.Equal(got, wantHistory) {
+				t.Errorf("history = %v, want %v", got, wantHistory)
+			}
+			if again, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: "x"}, nil); err != nil || again {
+				t.Errorf("second Resolve = %v, %v; want false", again, err)
+			}
+		})
+	}
+}
+
+// blocking answers its first call with the raise and then blocks until
+// released: a process that dies in the middle of the resumed model step.
+type blocking struct {
+	released chan struct{}
+	once     sync.Once
+}
+
+func (b *blocking) release() { b.once.Do(func() { close(b.released) }) }
+
+func (b *blocking) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	if req.Position == 0 {
+		return agent.ModelResponse{ToolCalls: []store.ToolCall{{ID: "call-1", Name: "request_choices", Arguments: raise}}, Position: 1}, nil
+	}
+	<-b.released
+	return agent.ModelResponse{Text: "too late", Position: 2}, nil
+}
+
+// TestEngineTakeover: engine A takes the answer and stops renewing its
+// lease mid-turn (its process died); once the lease has run out engine B,
+// on the same store, finishes the turn with exactly one reply, and A's late
+// step is refused.
+func TestEngineTakeover(t *testing.T) {
+	for name, open := range stores(t) {
+		if name == "memory" {
+			continue // one process's memory: nobody else can take over
+		}
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			clock := clockwork.NewFakeClock()
+			dead := &blocking{released: make(chan struct{})}
+			a := engine(t, st, dead, clock)
+			t.Cleanup(dead.release) // before a's shutdown, even when the test fails
+			sess := conversation(t, st)
+			f := newFollower()
+			f.start(a, sess, "hello")
+			f.next(t, agent.EventPrompt)
+			p, err := st.PendingPark(context.Background(), "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := a.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
+				t.Fatalf("Resolve = %v, %v", ok, err)
+			}
+			f.next(t, agent.EventToolResult)
+			a.Close() // A's loop stops: nobody renews its lease
+
+			b := engine(t, st, script(t, "Pro it is."), clock)
+			waitFor(t, clock, func() bool { return slices.Contains(history(t, st), store.RoleReply) })
+			dead.release() // A wakes up, too late
+			a.Wait()
+			b.Wait()
+			if got := history(t, st); !slices.Equal(got, wantHistory) {
+				t.Errorf("history = %v, want %v (one reply, A's late step refused)", got, wantHistory)
+			}
+			if owed, err := st.OwedTurns(context.Background(), clock.Now().Add(time.Hour), 10); err != nil || len(owed) != 0 {
+				t.Errorf("owed turns after the takeover = %d, %v", len(owed), err)
+			}
+		})
+	}
+}
+
+// TestEngineDeadline: a park nobody answers resolves no_response at its
+// deadline, with nobody following, and the turn's reply is stored.
+func TestEngineDeadline(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			clock := clockwork.NewFakeClock()
+			e := engine(t, st, script(t, "Maybe later."), clock)
+			sess := conversation(t, st)
+			f := newFollower()
+			f.start(e, sess, "hello")
+			f.next(t, agent.EventPrompt)
+			waitFor(t, clock, func() bool { return slices.Contains(history(t, st), store.RoleReply) }, time.Hour)
+			e.Wait()
+			msgs, _, err := st.Messages(context.Background(), "c1", []store.Role{store.RoleTool}, "", 10)
+			if err != nil || len(msgs) != 1 || msgs[0].Text != kindkit.NoResponse().JSON() {
+				t.Fatalf("tool results = %v, %v; want one no_response", msgs, err)
+			}
+		})
+	}
+}
+
+// waitFor advances the fake clock, first by skip, then a second at a
+// time, until done holds.
+func waitFor(t *testing.T, clock *clockwork.FakeClock, done func() bool, skip ...time.Duration) {
+	t.Helper()
+	for _, d := range skip {
+		clock.Advance(d)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatal("never happened")
+		}
+		clock.Advance(time.Second)
+		time.Sleep(5 * time.Millisecond) // let the engine's loop run; the clock is fake
+	}
+}

@@ -1,0 +1,69 @@
+package agent
+
+import "github.com/kindkit/kindkit/store"
+
+// EventKind tells what an Event reports.
+type EventKind int
+
+const (
+	EventText       EventKind = iota // Text: a piece of the reply, streamed
+	EventToolCall                    // Call: a tool call of the turn
+	EventToolResult                  // Call, Text, IsError: the call's result
+	EventPrompt                      // Park: a card or a write confirmation waits for a person
+	EventReply                       // Reply: the turn's answer; terminal
+	EventFailed                      // the turn failed (the log says why); terminal
+)
+
+// Event is one thing a turn tells its follower.
+type Event struct {
+	Kind      EventKind
+	RequestID string
+	Text      string
+	Call      store.ToolCall
+	IsError   bool
+	Park      *store.Park
+	Reply     *Reply
+}
+
+// Reply is a finished turn's answer.
+type Reply struct {
+	MessageID string
+	Text      string
+	Usage     store.Usage
+	Citations []store.Citation
+}
+
+// A Follower is told the events of the turn it follows: the server's
+// connection, which turns them into protocol frames. It follows one turn at
+// a time, the one it was handed by Engine.NewTurn or that the engine
+// resumed on it, and refuses the events of any other.
+//
+// The engine calls a Follower without holding any lock of its own, so a
+// follower may call the engine back while it holds its own lock (lock
+// order: follower, then engine).
+type Follower interface {
+	// Emit delivers an event of t; false when t is not the follower's
+	// turn any more.
+	Emit(t *Turn, ev Event) bool
+	// Finish delivers t's terminal event and lets go of t.
+	Finish(t *Turn, ev Event)
+	// Release lets go of t without a word: it resumed elsewhere, was
+	// replaced, or stays parked for another process.
+	Release(t *Turn)
+	// Park is told that t parked: it shows the prompt events and keeps t
+	// as its parked turn, all in one step, and says so with ParkShown.
+	Park(t *Turn, prompt ...Event) ParkOutcome
+	// Adopt makes t, a turn resumed from a park, the follower's turn when
+	// it follows nothing or follows the parked turn t continues; false
+	// when it is busy with another turn.
+	Adopt(t *Turn, parkID string) bool
+}
+
+// ParkOutcome is a follower's answer to Park.
+type ParkOutcome int
+
+const (
+	ParkShown    ParkOutcome = iota // the prompt is out; the follower holds the parked turn
+	ParkGone                        // t is not the follower's turn any more (it was cancelled)
+	ParkDraining                    // the follower is draining and shows nothing new
+)

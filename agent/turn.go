@@ -1,0 +1,624 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/store"
+)
+
+// A Turn is one user message and everything it causes, until its terminal
+// event. While it runs it has a goroutine; while it is parked it is only the
+// park record in the store (and, for speed, this struct in its follower).
+// A turn an answer resumed runs under a lease in the store: every step it
+// takes is stored with its state, so if its process dies another run picks
+// it up after the last stored step.
+type Turn struct {
+	eng       *Engine
+	follower  Follower // nil when nobody follows the turn (it still finishes)
+	session   *store.Session
+	requestID string
+	ctx       context.Context
+	cancel    context.CancelFunc
+	state     store.TurnState
+	parked    atomic.Pointer[parkRef] // set while parked
+	cancelled atomic.Bool             // by the person, not by a lost lease or a drain
+
+	leaseMu sync.Mutex
+	lease   *store.Lease // the lease of the owed turn this is, nil when none
+
+	// What a resume shows first: the answer's tool result chunk.
+	shown *Result
+	call  store.ToolCall
+
+	// Read from the store once per run of the turn, then kept up to date
+	// by the turn itself: the conversation (capabilities are read at the
+	// start of a turn) and the model's view of its history.
+	conv *store.Conversation
+	log  []*store.Message
+}
+
+type parkRef struct {
+	id  string
+	typ store.ParkKind
+}
+
+const (
+	deniedResult       = "Denied by human: user rejected the action"
+	submitToolName     = "submit_interaction"
+	submitToolSchema   = `{"type":"object","properties":{"kind":{"type":"string","enum":%s,"description":"The interaction kind whose fallback you followed."},"values":{"type":"object","description":"The values the visitor gave, shaped as the fallback instructions say."},"declined":{"type":"boolean","description":"True when the visitor refused to answer."}},"required":["kind"]}`
+	submitToolDescribe = "Submit what the visitor told you in conversation for an interaction whose card this channel cannot show. The values are checked; on errors, re-ask the visitor and submit again."
+	historyLimit       = 50
+)
+
+// DeniedResult is the tool result of a write confirmation the person
+// denied.
+const DeniedResult = deniedResult
+
+// NewTurn returns a turn of session sess followed by f, for the user
+// message that Start will store; requestID names it on the wire.
+func (e *Engine) NewTurn(f Follower, sess *store.Session, requestID string) *Turn {
+	return e.newTurn(f, sess, store.TurnState{RequestID: requestID})
+}
+
+func (e *Engine) newTurn(f Follower, sess *store.Session, state store.TurnState) *Turn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Turn{eng: e, follower: f, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state}
+}
+
+// RequestID names the turn on the wire.
+func (t *Turn) RequestID() string { return t.requestID }
+
+// Session is the session the turn runs for.
+func (t *Turn) Session() *store.Session { return t.session }
+
+// Parked returns the park the turn waits on, "" while it runs.
+func (t *Turn) Parked() (id string, typ store.ParkKind) {
+	if p := t.parked.Load(); p != nil {
+		return p.id, p.typ
+	}
+	return "", ""
+}
+
+// Start stores the person's message, looks up the knowledge for it, and
+// runs the turn.
+func (t *Turn) Start(text string) {
+	t.goRun(func() {
+		t.state.Citations = t.eng.cite(text)
+		msg := &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
+			Text: text, CreatedAt: t.eng.clock.Now().UTC()}
+		if err := t.save(store.Step{Messages: []*store.Message{msg}}); err != nil {
+			t.fail(err)
+			return
+		}
+		t.run()
+	})
+}
+
+// goRun runs the turn on its own goroutine; a panic ends the turn with
+// EventFailed, not the process.
+func (t *Turn) goRun(fn func()) {
+	t.eng.turns.Add(1)
+	go func() {
+		defer t.eng.turns.Done()
+		defer t.end()
+		defer func() {
+			if r := recover(); r != nil {
+				t.eng.log.Error("turn panicked", "requestId", t.requestID, "panic", r)
+				t.fail(fmt.Errorf("panic: %v", r))
+			}
+		}()
+		fn()
+	}()
+}
+
+// resumed is the run of a turn an answer resumed: the answer's chunk, then
+// the loop.
+func (t *Turn) resumed() {
+	if t.shown != nil {
+		t.emit(Event{Kind: EventToolResult, Call: t.call, Text: t.shown.Text, IsError: t.shown.IsError})
+	}
+	t.run()
+}
+
+// end runs when the turn's goroutine ends. An owed turn that a person
+// cancelled stops being owed; one stopped otherwise (its lease was lost,
+// or the process is going away) stays owed for whoever runs it next.
+func (t *Turn) end() {
+	l, owed := t.heldLease()
+	if !owed {
+		return
+	}
+	if t.cancelled.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := t.eng.cfg.Store.SaveStep(ctx, l, store.Step{Turn: t.state, Done: true}); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			t.eng.log.Error("cancel owed turn", "interactionId", l.ParkID, "err", err)
+		}
+	}
+	t.dropLease()
+}
+
+func (t *Turn) setLease(l *store.Lease) {
+	t.leaseMu.Lock()
+	t.lease = l
+	t.leaseMu.Unlock()
+}
+
+// heldLease returns the turn's lease; false when it owes no reply.
+func (t *Turn) heldLease() (store.Lease, bool) {
+	t.leaseMu.Lock()
+	defer t.leaseMu.Unlock()
+	if t.lease == nil {
+		return store.Lease{}, false
+	}
+	return *t.lease, true
+}
+
+// dropLease forgets the turn's lease: nothing is owed any more, or it is
+// another process's.
+func (t *Turn) dropLease() {
+	t.leaseMu.Lock()
+	l := t.lease
+	t.lease = nil
+	t.leaseMu.Unlock()
+	if l != nil {
+		t.eng.letGo(t, l.ParkID)
+	}
+}
+
+// stop ends the turn's run without a word: another process runs it now.
+func (t *Turn) stop() {
+	t.dropLease()
+	t.cancel()
+	if t.follower != nil {
+		t.follower.Release(t)
+	}
+}
+
+func (t *Turn) emit(ev Event) {
+	if t.follower != nil {
+		ev.RequestID = t.requestID
+		t.follower.Emit(t, ev)
+	}
+}
+
+func (t *Turn) finish(ev Event) {
+	if t.follower != nil {
+		ev.RequestID = t.requestID
+		t.follower.Finish(t, ev)
+	}
+}
+
+// fail ends the turn with EventFailed; details stay in the log. An owed
+// turn stops being owed: running it again would fail again.
+func (t *Turn) fail(err error) {
+	if t.ctx.Err() != nil {
+		return // cancelled or aborted: nobody is waiting for an answer
+	}
+	if errors.Is(err, store.ErrLeaseLost) {
+		t.eng.log.Warn("lease lost; another process runs the turn", "requestId", t.requestID)
+		t.stop()
+		return
+	}
+	t.eng.log.Error("turn failed", "requestId", t.requestID, "err", err)
+	if l, owed := t.heldLease(); owed {
+		if err := t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state, Done: true}); err != nil {
+			// The turn stays owed and is tried again by whoever takes it.
+			t.eng.log.Error("end failed turn", "requestId", t.requestID, "err", err)
+		}
+		t.dropLease()
+	}
+	t.finish(Event{Kind: EventFailed})
+	t.cancel()
+}
+
+// save stores a step of the turn: under its lease when it is owed (the
+// step, its state and the model position in one write), otherwise as plain
+// appends. The model's view of the history follows.
+func (t *Turn) save(step store.Step) error {
+	st := t.eng.cfg.Store
+	step.Turn = t.state
+	if l, owed := t.heldLease(); owed {
+		l.Until = t.eng.clock.Now().Add(t.eng.cfg.LeaseTimeout)
+		if err := st.SaveStep(t.ctx, l, step); err != nil {
+			return err
+		}
+		if step.Done {
+			t.dropLease()
+		}
+	} else {
+		if len(step.Messages) > 0 {
+			if err := st.AppendMessages(t.ctx, step.Messages...); err != nil {
+				return err
+			}
+		}
+		if step.ModelPos != nil {
+			if err := st.SetModelPos(t.ctx, t.session.ConversationID, *step.ModelPos); err != nil {
+				return err
+			}
+		}
+	}
+	if t.log != nil {
+		for _, m := range step.Messages {
+			if m.Role != store.RoleReply {
+				t.log = append(t.log, m)
+			}
+		}
+		if extra := len(t.log) - historyLimit; extra > 0 {
+			t.log = t.log[extra:]
+		}
+	}
+	return nil
+}
+
+// run is the agent loop: answer the pending tool calls, call the model, and
+// again, until the model answers without tools or a tool parks the turn.
+func (t *Turn) run() {
+	e := t.eng
+	for {
+		for len(t.state.Pending) > 0 {
+			if t.ctx.Err() != nil {
+				return
+			}
+			call := t.state.Pending[0]
+			t.state.Pending = t.state.Pending[1:]
+			parked, err := t.runTool(call)
+			if err != nil {
+				t.fail(err)
+				return
+			}
+			if parked {
+				return
+			}
+		}
+		if t.ctx.Err() != nil {
+			return
+		}
+		conv, err := t.conversation()
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		history, err := t.history()
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		resp, err := e.cfg.Model.Respond(t.ctx, ModelRequest{
+			ConversationID: conv.ID, Position: conv.ModelPos, History: history, Tools: t.tools(conv),
+			Knowledge: e.documents(t.state.Citations),
+		}, func(text string) {
+			if text != "" {
+				t.emit(Event{Kind: EventText, Text: text})
+			}
+		})
+		if t.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			t.fail(fmt.Errorf("model: %w", err))
+			return
+		}
+		var step store.Step
+		if resp.Position != conv.ModelPos {
+			step.ModelPos = &resp.Position
+			conv.ModelPos = resp.Position
+		}
+		t.state.Text += resp.Text
+		t.state.Usage = t.state.Usage.Add(resp.Usage)
+		for i := range resp.ToolCalls {
+			if resp.ToolCalls[i].ID == "" {
+				resp.ToolCalls[i].ID = "call-" + uuid.NewString()
+			}
+		}
+		if resp.Text != "" || len(resp.ToolCalls) > 0 {
+			step.Messages = []*store.Message{{ID: uuid.NewString(), ConversationID: conv.ID,
+				Role: store.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, CreatedAt: e.clock.Now().UTC()}}
+		}
+		if len(resp.ToolCalls) == 0 {
+			t.complete(step)
+			return
+		}
+		t.state.Pending = resp.ToolCalls
+		if err := t.save(step); err != nil {
+			t.fail(err)
+			return
+		}
+	}
+}
+
+// conversation is the turn's conversation, read once.
+func (t *Turn) conversation() (*store.Conversation, error) {
+	if t.conv == nil {
+		conv, err := t.eng.cfg.Store.Conversation(t.ctx, t.session.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		t.conv = conv
+	}
+	return t.conv, nil
+}
+
+// complete stores the model's last words and the reply as the turn's last
+// step and sends the reply.
+func (t *Turn) complete(step store.Step) {
+	reply := &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleReply,
+		Text: t.state.Text, CreatedAt: t.eng.clock.Now().UTC()}
+	step.Messages = append(step.Messages, reply)
+	step.Done = true
+	if err := t.save(step); err != nil {
+		t.fail(err)
+		return
+	}
+	t.finish(Event{Kind: EventReply, Reply: &Reply{MessageID: reply.ID, Text: t.state.Text, Usage: t.state.Usage, Citations: t.state.Citations}})
+	t.cancel()
+}
+
+// history is what the model sees: the last messages of the conversation,
+// oldest first, without tool calls that never got a result (a cancelled
+// turn's) so every call the model sees is answered.
+func (t *Turn) history() ([]*store.Message, error) {
+	if t.log == nil {
+		msgs, _, err := t.eng.cfg.Store.Messages(t.ctx, t.session.ConversationID,
+			[]store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool}, "", historyLimit)
+		if err != nil {
+			return nil, err
+		}
+		slices.Reverse(msgs)
+		t.log = msgs
+	}
+	msgs := slices.Clone(t.log)
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == store.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	out := msgs[:0]
+	for i, m := range msgs {
+		if m.Role == store.RoleTool && (i == 0 || !hasCall(msgs[:i], m.ToolCallID)) {
+			continue // its call fell outside the window
+		}
+		if m.Role == store.RoleAssistant && len(m.ToolCalls) > 0 {
+			cp := *m
+			cp.ToolCalls = slices.DeleteFunc(slices.Clone(m.ToolCalls), func(c store.ToolCall) bool { return !answered[c.ID] })
+			if cp.Text == "" && len(cp.ToolCalls) == 0 {
+				continue
+			}
+			m = &cp
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func hasCall(msgs []*store.Message, id string) bool {
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// supported tells whether the conversation declared a capability.
+func supported(conv *store.Conversation, capability string) bool {
+	return capability != "" && slices.Contains(conv.Supports, capability)
+}
+
+// tools are the host tools, then one raise tool per kind, then
+// submit_interaction when some kind is on the conversational path.
+func (t *Turn) tools(conv *store.Conversation) []Tool {
+	var tools []Tool
+	for _, ft := range t.eng.cfg.Tools {
+		tools = append(tools, ft.Tool)
+	}
+	var fallback []string
+	for _, k := range t.eng.cfg.Catalog.Kinds() {
+		d := k.Descriptor()
+		tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
+		if !supported(conv, d.Capability) {
+			fallback = append(fallback, d.Name)
+		}
+	}
+	if len(fallback) > 0 {
+		enum, _ := json.Marshal(fallback)
+		tools = append(tools, Tool{Name: submitToolName, Description: submitToolDescribe,
+			Parameters: json.RawMessage(fmt.Sprintf(submitToolSchema, enum))})
+	}
+	return tools
+}
+
+// runTool runs one tool call: it emits the call chunk and the result chunk
+// and stores the result, or parks the turn.
+func (t *Turn) runTool(call store.ToolCall) (parked bool, err error) {
+	e := t.eng
+	if k, ok := e.cfg.Catalog.ByTool(call.Name); ok {
+		return t.raise(k, call)
+	}
+	if call.Name == submitToolName {
+		t.emit(Event{Kind: EventToolCall, Call: call})
+		return false, t.answer(call, t.submitTool(call))
+	}
+	for _, ft := range e.cfg.Tools {
+		if ft.Name != call.Name {
+			continue
+		}
+		if t.state.Approved == call.ID {
+			// Approved by the person; its call chunk went out with the
+			// confirmation.
+			t.state.Approved = ""
+			return false, t.answer(call, Result{Text: ft.Result})
+		}
+		if t.gated(call.Name) {
+			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
+		}
+		t.emit(Event{Kind: EventToolCall, Call: call})
+		return false, t.answer(call, Result{Text: ft.Result})
+	}
+	t.emit(Event{Kind: EventToolCall, Call: call})
+	return false, t.answer(call, Result{Text: fmt.Sprintf("unknown tool '%s'", call.Name), IsError: true})
+}
+
+func (t *Turn) gated(name string) bool {
+	for _, sub := range t.eng.cfg.ConfirmTools {
+		if sub != "" && strings.Contains(name, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// answer stores a tool result and emits its chunk.
+func (t *Turn) answer(call store.ToolCall, r Result) error {
+	msg := toolMessage(t.session.ConversationID, call, r, t.eng.clock.Now())
+	if err := t.save(store.Step{Messages: []*store.Message{msg}}); err != nil {
+		return err
+	}
+	t.emit(Event{Kind: EventToolResult, Call: call, Text: r.Text, IsError: r.IsError})
+	return nil
+}
+
+// raise handles a kind's raise tool: a tool error when the arguments are
+// wrong, the card when the conversation declared the capability, the
+// conversational fallback otherwise.
+func (t *Turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
+	d := k.Descriptor()
+	r, err := k.ParseRaise([]byte(call.Arguments))
+	if err != nil {
+		t.emit(Event{Kind: EventToolCall, Call: call})
+		return false, t.answer(call, Result{Text: err.Error(), IsError: true})
+	}
+	conv, err := t.conversation()
+	if err != nil {
+		return false, err
+	}
+	if !supported(conv, d.Capability) {
+		t.state.Stash(d.Name, r.Spec.JSON)
+		t.emit(Event{Kind: EventToolCall, Call: call})
+		return false, t.answer(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
+	}
+	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
+}
+
+// park stores the turn as a park (an owed turn stops being owed in the same
+// write), then has the follower show the prompt and the deferred call
+// chunk. The turn's goroutine ends; a submit, a confirmation, the deadline
+// or a drain resumes it from the store.
+func (t *Turn) park(p *store.Park) (bool, error) {
+	e := t.eng
+	st := e.cfg.Store
+	if p.ID == "" {
+		p.ID = uuid.NewString()
+	}
+	p.ConversationID = t.session.ConversationID
+	p.SessionID = t.session.ID
+	p.Deadline = e.clock.Now().Add(e.cfg.ParkTimeout)
+	p.State = store.ParkPending
+	p.Turn = t.state
+	p.Turn.Pending = slices.Clone(t.state.Pending)
+	var from *store.Lease
+	if l, owed := t.heldLease(); owed {
+		from = &l
+	}
+	// The newest raise wins: the store drops an older park of the
+	// conversation, and its turn lets go of its follower.
+	replaced, err := st.SavePark(t.ctx, p, from)
+	if err != nil {
+		return false, err
+	}
+	t.dropLease()
+	if replaced != "" {
+		e.claimParked(replaced)
+	}
+	if t.follower == nil {
+		t.cancel()
+		return true, nil
+	}
+	t.parked.Store(&parkRef{p.ID, p.Type})
+	e.mu.Lock()
+	e.parked[p.ID] = t
+	e.mu.Unlock()
+	// A parked turn holds only what its follower needs: the resume reads
+	// the rest from the store.
+	t.conv, t.log = nil, nil
+	switch t.follower.Park(t, Event{Kind: EventPrompt, RequestID: t.requestID, Park: p},
+		Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall}) {
+	case ParkShown:
+		t.cancel()
+		return true, nil
+	case ParkGone:
+		// Cancelled while parking: the park must not outlive the turn.
+		e.unpark(p.ID)
+		st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled})
+		return true, nil
+	}
+	// Draining: the park waits in the store for the next process, or,
+	// when the store goes away with this one, nobody can answer it and
+	// the turn goes on without it.
+	e.unpark(p.ID)
+	t.parked.Store(nil)
+	if e.cfg.KeepParksOnDrain {
+		t.follower.Release(t)
+		return true, nil
+	}
+	taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired})
+	if err != nil || !ok {
+		return true, err
+	}
+	t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
+	return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
+}
+
+// submitTool is the generic submit_interaction tool of the conversational
+// path: the same validation and payload as the card.
+func (t *Turn) submitTool(call store.ToolCall) Result {
+	var args struct {
+		Kind     string          `json:"kind"`
+		Values   json.RawMessage `json:"values"`
+		Declined bool            `json:"declined"`
+	}
+	if err := json.Unmarshal([]byte(call.Arguments), &args); err != nil {
+		return Result{Text: "invalid arguments: " + err.Error(), IsError: true}
+	}
+	k, ok := t.eng.cfg.Catalog.Kind(args.Kind)
+	if !ok {
+		return Result{Text: fmt.Sprintf("unknown interaction kind '%s'", args.Kind), IsError: true}
+	}
+	if args.Declined {
+		return Result{Text: kindkit.Payload{Status: kindkit.StatusDeclined, Message: kindkit.ConversationDeclinedMsg}.JSON()}
+	}
+	var spec *kindkit.Spec
+	if raw, ok := t.state.Stashed[args.Kind]; ok {
+		if sp, err := k.LoadSpec(json.RawMessage(raw)); err == nil {
+			spec = &sp
+		}
+	}
+	if len(args.Values) == 0 {
+		args.Values = json.RawMessage("null")
+	}
+	values, errs := k.Validate(spec, args.Values)
+	if len(errs) > 0 {
+		parts := make([]string, len(errs))
+		for i, e := range errs {
+			parts[i] = e.Field + ": " + e.Message
+		}
+		return Result{Text: "validation failed — " + strings.Join(parts, "; ") +
+			". Re-ask the visitor for the corrected value(s) and submit again", IsError: true}
+	}
+	t.eng.Submitted(t.ctx, t.session.ID, args.Kind, values)
+	return Result{Text: kindkit.Submitted(values).JSON()}
+}
