@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kindkit/kindkit/knowledge"
@@ -19,6 +20,9 @@ type ScriptEntry struct {
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"` // JSON, as a string
 	ID        string `json:"id,omitempty"`
+	// DelayMs makes the entry wait this many milliseconds before it
+	// answers (a slow model); a cancelled context ends the wait early.
+	DelayMs int `json:"delayMs,omitempty"`
 }
 
 // Scripted replays a script, one entry per model call. Its position is kept
@@ -33,6 +37,9 @@ var scriptedUsage = store.Usage{PromptTokens: 10, CompletionTokens: 5}
 // NewScripted checks the entries.
 func NewScripted(script []ScriptEntry) (*Scripted, error) {
 	for i, e := range script {
+		if e.DelayMs < 0 {
+			return nil, fmt.Errorf("script entry %d: delayMs %d is negative", i, e.DelayMs)
+		}
 		switch e.Kind {
 		case "text":
 		case "toolCall":
@@ -58,6 +65,15 @@ func (s *Scripted) Respond(ctx context.Context, req ModelRequest, onText func(st
 		return ModelResponse{Position: req.Position}, nil
 	}
 	e := s.Script[req.Position]
+	if e.DelayMs > 0 {
+		wait := time.NewTimer(time.Duration(e.DelayMs) * time.Millisecond)
+		defer wait.Stop()
+		select {
+		case <-wait.C:
+		case <-ctx.Done():
+			return ModelResponse{}, ctx.Err()
+		}
+	}
 	resp := ModelResponse{Usage: scriptedUsage, Position: req.Position + 1}
 	if e.Kind == "toolCall" {
 		resp.ToolCalls = []store.ToolCall{{ID: e.ID, Name: e.Name, Arguments: e.Arguments}}
