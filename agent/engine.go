@@ -199,19 +199,13 @@ func (e *Engine) renewLeases() {
 		turns = append(turns, t)
 	}
 	e.mu.Unlock()
-	until := e.clock.Now().Add(e.cfg.LeaseTimeout)
 	for _, t := range turns {
-		l, ok := t.heldLease()
-		if !ok {
-			continue
-		}
-		l.Until = until
-		err := e.cfg.Store.RenewLease(context.Background(), l)
+		_, err := t.underLease(false, func(l store.Lease) error { return e.cfg.Store.RenewLease(context.Background(), l) })
 		if errors.Is(err, store.ErrLeaseLost) {
-			e.log.Warn("lease lost; another process runs the turn", "interactionId", l.ParkID)
+			e.log.Warn("lease lost; another process runs the turn", "requestId", t.requestID)
 			t.stop()
 		} else if err != nil {
-			e.log.Error("renew lease", "interactionId", l.ParkID, "err", err)
+			e.log.Error("renew lease", "requestId", t.requestID, "err", err)
 		}
 	}
 }

@@ -135,18 +135,17 @@ func (t *Turn) resumed() {
 // cancelled stops being owed; one stopped otherwise (its lease was lost,
 // or the process is going away) stays owed for whoever runs it next.
 func (t *Turn) end() {
-	l, owed := t.heldLease()
-	if !owed {
+	if !t.cancelled.Load() {
+		t.dropLease()
 		return
 	}
-	if t.cancelled.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := t.eng.cfg.Store.SaveStep(ctx, l, store.Step{Turn: t.state, Done: true}); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-			t.eng.log.Error("cancel owed turn", "interactionId", l.ParkID, "err", err)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := t.underLease(true, func(l store.Lease) error {
+		return t.eng.cfg.Store.SaveStep(ctx, l, store.Step{Turn: t.state, Done: true})
+	}); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		t.eng.log.Error("cancel owed turn", "requestId", t.requestID, "err", err)
 	}
-	t.dropLease()
 }
 
 func (t *Turn) setLease(l *store.Lease) {
@@ -165,15 +164,38 @@ func (t *Turn) heldLease() (store.Lease, bool) {
 	return *t.lease, true
 }
 
-// dropLease forgets the turn's lease: nothing is owed any more, or it is
-// another process's.
+// underLease runs write with the turn's lease, extended to a lease timeout
+// from now, while no renewal of it can run; owed is false (and write is not
+// run) when the turn owes no reply. The lease is let go when write lost it,
+// or when it succeeded and last is set: then nothing is owed any more.
+//
+// Lock order: t.leaseMu, then the engine's.
+func (t *Turn) underLease(last bool, write func(l store.Lease) error) (owed bool, err error) {
+	t.leaseMu.Lock()
+	defer t.leaseMu.Unlock()
+	if t.lease == nil {
+		return false, nil
+	}
+	l := *t.lease
+	l.Until = t.eng.clock.Now().Add(t.eng.cfg.LeaseTimeout)
+	err = write(l)
+	if (err == nil && last) || errors.Is(err, store.ErrLeaseLost) {
+		t.lease = nil
+		t.eng.letGo(t, l.ParkID)
+	} else if err == nil {
+		t.lease = &l
+	}
+	return true, err
+}
+
+// dropLease forgets the turn's lease: it is another process's now, or the
+// process is going away and the next one runs the turn.
 func (t *Turn) dropLease() {
 	t.leaseMu.Lock()
-	l := t.lease
-	t.lease = nil
-	t.leaseMu.Unlock()
-	if l != nil {
-		t.eng.letGo(t, l.ParkID)
+	defer t.leaseMu.Unlock()
+	if t.lease != nil {
+		t.eng.letGo(t, t.lease.ParkID)
+		t.lease = nil
 	}
 }
 
@@ -212,11 +234,11 @@ func (t *Turn) fail(err error) {
 		return
 	}
 	t.eng.log.Error("turn failed", "requestId", t.requestID, "err", err)
-	if l, owed := t.heldLease(); owed {
-		if err := t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state, Done: true}); err != nil {
-			// The turn stays owed and is tried again by whoever takes it.
-			t.eng.log.Error("end failed turn", "requestId", t.requestID, "err", err)
-		}
+	if _, err := t.underLease(true, func(l store.Lease) error {
+		return t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state, Done: true})
+	}); err != nil {
+		// The turn stays owed and is tried again by whoever takes it.
+		t.eng.log.Error("end failed turn", "requestId", t.requestID, "err", err)
 		t.dropLease()
 	}
 	t.finish(Event{Kind: EventFailed})
@@ -229,15 +251,11 @@ func (t *Turn) fail(err error) {
 func (t *Turn) save(step store.Step) error {
 	st := t.eng.cfg.Store
 	step.Turn = t.state
-	if l, owed := t.heldLease(); owed {
-		l.Until = t.eng.clock.Now().Add(t.eng.cfg.LeaseTimeout)
-		if err := st.SaveStep(t.ctx, l, step); err != nil {
-			return err
-		}
-		if step.Done {
-			t.dropLease()
-		}
-	} else {
+	owed, err := t.underLease(step.Done, func(l store.Lease) error { return st.SaveStep(t.ctx, l, step) })
+	if err != nil {
+		return err
+	}
+	if !owed {
 		if len(step.Messages) > 0 {
 			if err := st.AppendMessages(t.ctx, step.Messages...); err != nil {
 				return err
@@ -530,17 +548,20 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	p.State = store.ParkPending
 	p.Turn = t.state
 	p.Turn.Pending = slices.Clone(t.state.Pending)
-	var from *store.Lease
-	if l, owed := t.heldLease(); owed {
-		from = &l
-	}
 	// The newest raise wins: the store drops an older park of the
-	// conversation, and its turn lets go of its follower.
-	replaced, err := st.SavePark(t.ctx, p, from)
+	// conversation, and its turn lets go of its follower. An owed turn
+	// stops being owed in the same write.
+	var replaced string
+	owed, err := t.underLease(true, func(l store.Lease) (err error) {
+		replaced, err = st.SavePark(t.ctx, p, &l)
+		return err
+	})
+	if !owed {
+		replaced, err = st.SavePark(t.ctx, p, nil)
+	}
 	if err != nil {
 		return false, err
 	}
-	t.dropLease()
 	if replaced != "" {
 		e.claimParked(replaced)
 	}
