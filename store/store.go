@@ -250,4 +250,3 @@ type Store interface {
 	// ended before now: exactly one of concurrent claims gets ok.
 	ClaimTurn(ctx context.Context, l Lease, now time.Time) (p *Park, ok bool, err error)
 }
-
