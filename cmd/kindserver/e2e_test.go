@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/internal/wstest"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/sqlstore"
 	"github.com/kindkit/kindkit/store/storetest"
 )
 
@@ -289,7 +292,7 @@ func waitForReply(t *testing.T, url, conv string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatal("the expired park's turn never finished")
+	t.Fatal("the turn never finished")
 }
 
 // history checks the conversation's newest message.
@@ -322,5 +325,41 @@ func messages(t *testing.T, url, conv string) []any {
 		}
 		msgs, _ := wstest.Path(ev, "data", "messages").([]any)
 		return msgs
+	}
+}
+
+// TestTakeoverByAnotherProcess: A runs the turn a submit resumed (its
+// model takes 2s), and is killed mid-turn; B, on the same PostgreSQL and
+// never restarted, takes the turn over once A's lease has run out and
+// stores exactly one reply.
+func TestTakeoverByAnotherProcess(t *testing.T) {
+	dsn := storetest.PostgresDB(t)
+	slow := filepath.Join(t.TempDir(), "slow.json")
+	if err := os.WriteFile(slow, []byte(`[
+ {"kind":"toolCall","name":"request_choices","arguments":"{\"questions\":[{\"question\":\"Which plan?\",\"header\":\"Plan\",\"options\":[\"Basic\",\"Pro\"]}]}"},
+ {"kind":"text","text":"Pro it is.","delayMs":2000}
+]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"-script", slow, "-lease-timeout", "1s"}
+	a, b := start(t, dsn, flags...), start(t, dsn, flags...)
+	cv := openConv(t, a.url)
+	go cv.submit()
+	cv.wait("ack")
+	a.kill9(t)
+	<-cv.done
+
+	waitForReply(t, b.url, cv.id)
+	if !strings.Contains(b.log.String(), "taking over a turn owed a reply") {
+		t.Errorf("B did not take the turn over; B's log:\n%s", b.log.String())
+	}
+	db, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := readHistory(t, db, cv)
+	if h.count(store.RoleReply) != 1 || !h.answered() || h.duplicates() > 0 {
+		t.Errorf("after the takeover: %d replies, answered %v, %d duplicated steps", h.count(store.RoleReply), h.answered(), h.duplicates())
 	}
 }
