@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/server"
@@ -134,17 +135,24 @@ func TestCancelWhileParked(t *testing.T) {
 }
 
 // A park whose deadline passes resolves no_response and the turn finishes
-// and is stored, with nobody connected.
+// and is stored. The clock is fake: the deadline passes when the test says.
 func TestParkDeadline(t *testing.T) {
 	script, _ := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "moving on"},
 	})
-	_, url := startServer(t, server.Config{Model: script, ParkTimeout: 200 * time.Millisecond})
+	clock := clockwork.NewFakeClock()
+	_, url := startServer(t, server.Config{Model: script, ParkTimeout: time.Hour, Clock: clock})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
 	c.Expect("immediate_response", "interaction_required", "stream_chunk")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clock.BlockUntilContext(ctx, 1); err != nil { // the engine's ticker
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour + time.Second)
 	ev := c.Expect("stream_chunk")[0]
 	result, _ := path(ev, "data", "state", "rawResponse", "toolResult", "result").(string)
 	if !strings.Contains(result, `"status":"no_response"`) {
