@@ -1,13 +1,11 @@
 // Package server serves kindkit over WebSocket with the smooth-operator
-// Rich Interactions protocol (../shared/PROTOCOL.md): sessions and
-// conversations, streamed agent turns over a pluggable Model, the raise tool
-// of every kind in a kindkit.Catalog, submit_interaction, cancel, the
-// write-confirmation gate, list_conversations, and verify_otp (which, with
-// no OTP service, answers otp_invalid NOT_FOUND).
+// Rich Interactions protocol (../shared/PROTOCOL.md): connections, frames,
+// sessions and conversations, list_conversations, and verify_otp (which,
+// with no OTP service, answers otp_invalid NOT_FOUND).
 //
-// A parked turn is data in a store.Store, not a waiting goroutine:
-// resuming it writes the tool result into the stored history and runs the
-// agent loop on from there, on whichever connection received the submit.
-// Each connection has two goroutines (its reader and its ordered writer),
-// plus one while a turn is actually running.
+// Turns are run by an agent.Engine the server builds from its Config; each
+// connection is the engine's Follower for its one turn and turns the
+// engine's events into protocol frames. Each connection has two goroutines
+// (its reader and its ordered writer), plus one while a turn of it is
+// actually running.
 package server

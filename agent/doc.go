@@ -1,0 +1,13 @@
+// Package agent is the agent side of kindkit: the turn engine, the Model
+// interface a turn talks to (agent/openai is the one over OpenAI-compatible
+// servers), the built-in demo and scripted models, and the host tools.
+//
+// Engine runs turns and is the one owner of a park's life. It needs no
+// socket: a turn tells its Follower what happens (text, tool calls and
+// results, a prompt for a person, the reply), and server turns that into
+// protocol frames. An answer is stored with the take of its park, before
+// the caller acknowledges it; the turn it resumes then runs under a lease
+// in the store, every step stored with the turn's state, so a process that
+// dies leaves nothing half done: the next one (on PostgreSQL, any other)
+// takes the turn over once the lease has run out.
+package agent
