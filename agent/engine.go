@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -293,27 +294,24 @@ func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session
 func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result) (*Turn, error) {
 	turn := p.Turn
 	var msgs []*store.Message
-	var shown *Result
+	var first *Event
 	if p.Type == store.ParkConfirmation && r == (Result{}) {
 		turn.Pending = append([]store.ToolCall{p.ToolCall}, turn.Pending...)
 		turn.Approved = p.ToolCall.ID
 	} else {
 		msgs = []*store.Message{toolMessage(p.ConversationID, p.ToolCall, r, e.clock.Now())}
-		shown = &r
+		first = &Event{Kind: EventToolResult, Call: p.ToolCall, Text: r.Text, IsError: r.IsError}
+	}
+	if sess == nil {
+		var err error
+		if sess, err = e.cfg.Store.Session(ctx, p.SessionID); err != nil {
+			return nil, fmt.Errorf("resume: load session: %w", err)
+		}
 	}
 	l := e.lease(p.ID)
 	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: &turn, Lease: &l})
 	if err != nil || !ok {
 		return nil, err
-	}
-	if sess == nil {
-		if sess, err = e.cfg.Store.Session(ctx, taken.SessionID); err != nil {
-			// The answer is stored and the turn owed: the loop takes it
-			// over once the lease runs out.
-			e.log.Error("resume: load session", "interactionId", p.ID, "err", err)
-			e.claimParked(p.ID)
-			return nil, nil
-		}
 	}
 	old := e.unpark(p.ID)
 	var owner Follower
@@ -333,8 +331,7 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 		t.follower = nil // f is busy with another turn: t finishes unseen
 	}
 	e.hold(t, l)
-	t.shown = shown
-	t.call = p.ToolCall
+	t.first = first
 	return t, nil
 }
 
@@ -469,7 +466,8 @@ func (e *Engine) Confirm(ctx context.Context, f Follower, t *Turn, approved bool
 	return e.resolveAck(ctx, f, t.session, p, store.ParkResolved, r, ack)
 }
 
-// Submitted runs what the host does with a kind's valid submitted values:
+// Submitted runs what the host does with a kind's valid submitted values,
+// for a caller that validated them itself (the server's submit_interaction):
 // an identity intake's contact is stamped on the session. Errors never fail
 // the turn.
 func (e *Engine) Submitted(ctx context.Context, sessionID, kind string, values []byte) {

@@ -37,9 +37,7 @@ type Turn struct {
 	leaseMu sync.Mutex
 	lease   *store.Lease // the lease of the owed turn this is, nil when none
 
-	// What a resume shows first: the answer's tool result chunk.
-	shown *Result
-	call  store.ToolCall
+	first *Event // what a resume shows first: the answer's tool result
 
 	// Read from the store once per run of the turn, then kept up to date
 	// by the turn itself: the conversation (capabilities are read at the
@@ -125,8 +123,8 @@ func (t *Turn) goRun(fn func()) {
 // resumed is the run of a turn an answer resumed: the answer's chunk, then
 // the loop.
 func (t *Turn) resumed() {
-	if t.shown != nil {
-		t.emit(Event{Kind: EventToolResult, Call: t.call, Text: t.shown.Text, IsError: t.shown.IsError})
+	if t.first != nil {
+		t.emit(*t.first)
 	}
 	t.run()
 }
