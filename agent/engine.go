@@ -21,8 +21,8 @@ type Config struct {
 	Catalog      *kindkit.Catalog
 	Store        store.Store
 	Model        Model
-	Tools        []FixedTool // host tools with fixed results
-	ConfirmTools []string    // a tool whose name contains one of these waits for a person's confirmation
+	Tools        []HostTool // the host's own tools
+	ConfirmTools []string   // a tool whose name contains one of these waits for a person's confirmation
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, to the follower.
 	Knowledge *knowledge.Index

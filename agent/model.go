@@ -41,10 +41,3 @@ type Tool struct {
 	Description string
 	Parameters  json.RawMessage // a JSON Schema object
 }
-
-// FixedTool is a host tool that returns the same result whatever its
-// arguments (the scenario corpus's server.tools).
-type FixedTool struct {
-	Tool
-	Result string
-}

@@ -113,7 +113,7 @@ func splitRunes(s string, n int) []string {
 // scenario file whose server block also names tools and knowledge.
 type ScriptFile struct {
 	Script       []ScriptEntry
-	Tools        []FixedTool
+	Tools        []HostTool // fixed results
 	ConfirmTools []string
 	Knowledge    []knowledge.Doc
 }
@@ -167,7 +167,7 @@ func ParseScript(data []byte) (*ScriptFile, error) {
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		f.Tools = append(f.Tools, FixedTool{Tool: Tool{Name: t.Name, Description: t.Description, Parameters: params}, Result: t.Result})
+		f.Tools = append(f.Tools, FixedTool(Tool{Name: t.Name, Description: t.Description, Parameters: params}, t.Result))
 	}
 	return f, nil
 }

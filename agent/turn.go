@@ -439,8 +439,8 @@ func supported(conv *store.Conversation, capability string) bool {
 // submit_interaction when some kind is on the conversational path.
 func (t *Turn) tools(conv *store.Conversation) []Tool {
 	var tools []Tool
-	for _, ft := range t.eng.cfg.Tools {
-		tools = append(tools, ft.Tool)
+	for _, ht := range t.eng.cfg.Tools {
+		tools = append(tools, ht.Tool)
 	}
 	var fallback []string
 	for _, k := range t.eng.cfg.Catalog.Kinds() {
@@ -469,24 +469,33 @@ func (t *Turn) runTool(call store.ToolCall) (parked bool, err error) {
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, t.submitTool(call))
 	}
-	for _, ft := range e.cfg.Tools {
-		if ft.Name != call.Name {
+	for _, ht := range e.cfg.Tools {
+		if ht.Name != call.Name {
 			continue
 		}
 		if t.state.Approved == call.ID {
 			// Approved by the person; its call chunk went out with the
 			// confirmation.
 			t.state.Approved = ""
-			return false, t.answer(call, Result{Text: ft.Result})
+			return false, t.answer(call, t.runHost(ht, call))
 		}
 		if t.gated(call.Name) {
 			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
 		}
 		t.emit(Event{Kind: EventToolCall, Call: call})
-		return false, t.answer(call, Result{Text: ft.Result})
+		return false, t.answer(call, t.runHost(ht, call))
 	}
 	t.emit(Event{Kind: EventToolCall, Call: call})
 	return false, t.answer(call, Result{Text: fmt.Sprintf("unknown tool '%s'", call.Name), IsError: true})
+}
+
+// runHost runs a host tool's call with the turn's context: cancel stops it.
+func (t *Turn) runHost(ht HostTool, call store.ToolCall) Result {
+	info := CallInfo{ConversationID: t.session.ConversationID, SessionID: t.session.ID, CallID: call.ID}
+	if conv, err := t.conversation(); err == nil {
+		info.Principal = conv.Owner
+	}
+	return runHost(t.ctx, ht, info, call.Arguments)
 }
 
 func (t *Turn) gated(name string) bool {

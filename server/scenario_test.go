@@ -116,7 +116,7 @@ func runScenario(t *testing.T, sc *scenario.Scenario, db store.Store) {
 		if len(params) == 0 {
 			params = scenario.DefaultToolParameters
 		}
-		cfg.Tools = append(cfg.Tools, agent.FixedTool{Tool: agent.Tool{Name: tool.Name, Description: tool.Description, Parameters: params}, Result: tool.Result})
+		cfg.Tools = append(cfg.Tools, agent.FixedTool(agent.Tool{Name: tool.Name, Description: tool.Description, Parameters: params}, tool.Result))
 	}
 	_, url := startServer(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

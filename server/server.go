@@ -23,7 +23,7 @@ type Config struct {
 	Catalog      *kindkit.Catalog
 	Store        store.Store
 	Model        agent.Model
-	Tools        []agent.FixedTool // host tools with fixed results
+	Tools        []agent.HostTool // the host's own tools
 	ConfirmTools []string          // a tool whose name contains one of these waits for confirm_tool_action
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, to the client.

@@ -542,7 +542,7 @@ func TestBrowser(t *testing.T) {
 		}
 		p := newPage(t, browser)
 		p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, ConfirmTools: []string{"delete"},
-			Tools: []agent.FixedTool{{Tool: agent.Tool{Name: "delete_draft", Parameters: []byte(`{"type":"object"}`)}, Result: "deleted"}}}))
+			Tools: []agent.HostTool{agent.FixedTool(agent.Tool{Name: "delete_draft", Parameters: []byte(`{"type":"object"}`)}, "deleted")}}))
 		p.say("delete my draft", true)
 		card := `.card[data-kind="confirmation"]`
 		p.do("the confirmation", chromedp.WaitVisible(chromedp.CSS(card+` button.primary`)))
