@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,10 @@ type Config struct {
 	Model        Model
 	Tools        []HostTool // the host's own tools
 	ConfirmTools []string   // a tool whose name contains one of these waits for a person's confirmation
+	// Hooks run with every accepted answer of their kind (<kind>gen.OnAnswer),
+	// on the card's path and on the conversation's; an error is logged and
+	// never fails the turn.
+	Hooks []kindkit.Hook
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, to the follower.
 	Knowledge *knowledge.Index
@@ -466,10 +471,17 @@ func (e *Engine) Confirm(ctx context.Context, f Follower, t *Turn, approved bool
 	return e.resolveAck(ctx, f, t.session, p, store.ParkResolved, r, ack)
 }
 
-// Submitted runs what the host does with a kind's valid submitted values,
-// for a caller that validated them itself (the server's submit_interaction):
-// an identity intake's contact is stamped on the session. Errors never fail
-// the turn.
-func (e *Engine) Submitted(ctx context.Context, sessionID, kind string, values []byte) {
-	hostEffect(ctx, e.cfg.Store, e.log, sessionID, kind, values)
+// Answered runs the hooks of kind with an answer the caller accepted
+// itself (the server's submit_interaction); the conversational path runs
+// them from submit_interaction's tool.
+func (e *Engine) Answered(ctx context.Context, sess *store.Session, kind string, values json.RawMessage) {
+	a := kindkit.Answered{ConversationID: sess.ConversationID, SessionID: sess.ID}
+	for _, h := range e.cfg.Hooks {
+		if h.Kind != kind {
+			continue
+		}
+		if err := h.Run(ctx, a, values); err != nil {
+			e.log.Warn("answer hook failed", "kind", kind, "err", err)
+		}
+	}
 }

@@ -647,6 +647,6 @@ func (t *Turn) submitTool(call store.ToolCall) Result {
 		return Result{Text: "validation failed — " + strings.Join(parts, "; ") +
 			". Re-ask the visitor for the corrected value(s) and submit again", IsError: true}
 	}
-	t.eng.Submitted(t.ctx, t.session.ID, args.Kind, values)
+	t.eng.Answered(t.ctx, t.session, args.Kind, values)
 	return Result{Text: kindkit.Submitted(values).JSON()}
 }

@@ -271,7 +271,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	}
 	c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
 		agent.Result{Text: kindkit.Submitted(values).JSON()},
-		func() { s.engine.Submitted(ctx, sess.ID, p.Kind, values) })
+		func() { s.engine.Answered(ctx, sess, p.Kind, values) })
 }
 
 // busyWithOther tells whether this connection runs a turn other than the

@@ -24,7 +24,8 @@ type Config struct {
 	Store        store.Store
 	Model        agent.Model
 	Tools        []agent.HostTool // the host's own tools
-	ConfirmTools []string          // a tool whose name contains one of these waits for confirm_tool_action
+	ConfirmTools []string         // a tool whose name contains one of these waits for confirm_tool_action
+	Hooks        []kindkit.Hook   // run with every accepted answer of their kind; see agent.Config
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, to the client.
 	Knowledge *knowledge.Index
@@ -75,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools,
-		ConfirmTools: cfg.ConfirmTools, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
+		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
 		KeepParksOnDrain: cfg.KeepParksOnDrain, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)

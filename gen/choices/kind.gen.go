@@ -3,7 +3,10 @@
 
 package choices
 
-import "github.com/kindkit/kindkit"
+import (
+	"context"
+	"github.com/kindkit/kindkit"
+)
 
 // The kind's metadata, from x-kind.
 const (
@@ -73,4 +76,10 @@ func New(rules Rules) (kindkit.Kind, error) {
 		ToolName:        ToolName,
 		ToolSchema:      ToolSchema,
 	}, rules)
+}
+
+// OnAnswer returns a hook that runs fn with every accepted answer of this kind, the card's or
+// the conversation's; hand it to the engine's Hooks.
+func OnAnswer(fn func(ctx context.Context, a kindkit.Answered, values *ChoicesValues) error) kindkit.Hook {
+	return kindkit.NewHook(Name, fn)
 }

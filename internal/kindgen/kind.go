@@ -181,6 +181,12 @@ func kindFile(s *Schema, specType, valuesType string) ([]byte, error) {
 			jen.Id("rules"),
 		)),
 	)
+	f.Line()
+	f.Comment("OnAnswer returns a hook that runs fn with every accepted answer of this kind, the card's or")
+	f.Comment("the conversation's; hand it to the engine's Hooks.")
+	f.Func().Id("OnAnswer").Params(jen.Id("fn").Func().Params(jen.Id("ctx").Qual("context", "Context"),
+		jen.Id("a").Qual(kindkitPkg, "Answered"), jen.Id("values").Add(values)).Error()).Qual(kindkitPkg, "Hook").Block(
+		jen.Return(jen.Qual(kindkitPkg, "NewHook").Call(jen.Id("Name"), jen.Id("fn"))))
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
 		return nil, fmt.Errorf("%s: render kind.gen.go: %w", s.Path, err)

@@ -78,7 +78,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if secret == "" {
 		secret = os.Getenv("KINDKIT_AUTH_SECRET")
 	}
-	cfg := server.Config{Catalog: catalog, Store: store, Model: agent.Demo{}, ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
+	cfg := server.Config{Catalog: catalog, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"
