@@ -125,6 +125,16 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	}
 }
 
+// hostTool is the host tool named name.
+func (e *Engine) hostTool(name string) (HostTool, bool) {
+	for _, ht := range e.cfg.Tools {
+		if ht.Name == name && name != "" {
+			return ht, true
+		}
+	}
+	return HostTool{}, false
+}
+
 // Wait blocks until no turn runs.
 func (e *Engine) Wait() { e.turns.Wait() }
 
@@ -300,10 +310,14 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 	turn := p.Turn
 	var msgs []*store.Message
 	var first *Event
-	if p.Type == store.ParkConfirmation && r == (Result{}) {
+	switch {
+	case p.Type == store.ParkConfirmation && r == (Result{}):
 		turn.Pending = append([]store.ToolCall{p.ToolCall}, turn.Pending...)
 		turn.Approved = p.ToolCall.ID
-	} else {
+	case turn.Asking != "":
+		// A host tool's Ask: the tool runs again and its Ask returns this.
+		answerAsk(&turn, p.ToolCall, r.Text)
+	default:
 		msgs = []*store.Message{toolMessage(p.ConversationID, p.ToolCall, r, e.clock.Now())}
 		first = &Event{Kind: EventToolResult, Call: p.ToolCall, Text: r.Text, IsError: r.IsError}
 	}
@@ -420,6 +434,12 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 			return
 		}
 		if !supported(conv, k.Descriptor().Capability) {
+			if p.Turn.Asking != "" {
+				// A host tool's Ask waits for an answer the tool can take,
+				// not a directive: the card stays for a client that can
+				// show it.
+				return
+			}
 			spec, err := k.LoadSpec(p.Spec)
 			if err != nil {
 				e.log.Error("load parked spec", "interactionId", p.ID, "err", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -467,35 +468,49 @@ func (t *Turn) runTool(call store.ToolCall) (parked bool, err error) {
 	}
 	if call.Name == submitToolName {
 		t.emit(Event{Kind: EventToolCall, Call: call})
-		return false, t.answer(call, t.submitTool(call))
-	}
-	for _, ht := range e.cfg.Tools {
-		if ht.Name != call.Name {
-			continue
+		r, asker := t.submitTool(call)
+		if ht, ok := e.hostTool(asker.Name); ok {
+			// The answer of a host tool's Ask, given in conversation:
+			// the tool runs again, and its result is this call's.
+			parked, again, err := t.callHost(ht, asker)
+			if parked || err != nil {
+				return parked, err
+			}
+			r = again
 		}
-		if t.state.Approved == call.ID {
+		return false, t.answer(call, r)
+	}
+	if ht, ok := e.hostTool(call.Name); ok {
+		// A call that ran before and asked was allowed and shown then.
+		rerun := len(t.state.Asked[call.ID]) > 0
+		switch {
+		case t.state.Approved == call.ID:
 			// Approved by the person; its call chunk went out with the
 			// confirmation.
 			t.state.Approved = ""
-			return false, t.answer(call, t.runHost(ht, call))
-		}
-		if t.gated(call.Name) {
+		case !rerun && t.gated(call.Name):
 			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
+		case !rerun:
+			t.emit(Event{Kind: EventToolCall, Call: call})
 		}
-		t.emit(Event{Kind: EventToolCall, Call: call})
-		return false, t.answer(call, t.runHost(ht, call))
+		parked, r, err := t.callHost(ht, call)
+		if parked || err != nil {
+			return parked, err
+		}
+		return false, t.answer(call, r)
 	}
 	t.emit(Event{Kind: EventToolCall, Call: call})
 	return false, t.answer(call, Result{Text: fmt.Sprintf("unknown tool '%s'", call.Name), IsError: true})
 }
 
-// runHost runs a host tool's call with the turn's context: cancel stops it.
-func (t *Turn) runHost(ht HostTool, call store.ToolCall) Result {
+// runHost runs a host tool's call with the turn's context (cancel stops
+// it) and a's Asks.
+func (t *Turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
 	info := CallInfo{ConversationID: t.session.ConversationID, SessionID: t.session.ID, CallID: call.ID}
 	if conv, err := t.conversation(); err == nil {
 		info.Principal = conv.Owner
 	}
-	return runHost(t.ctx, ht, info, call.Arguments)
+	return runHost(kindkit.WithAsker(t.ctx, a), ht, info, call.Arguments)
 }
 
 func (t *Turn) gated(name string) bool {
@@ -583,8 +598,13 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	// A parked turn holds only what its follower needs: the resume reads
 	// the rest from the store.
 	t.conv, t.log = nil, nil
-	switch t.follower.Park(t, Event{Kind: EventPrompt, RequestID: t.requestID, Park: p},
-		Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall}) {
+	prompt := []Event{{Kind: EventPrompt, RequestID: t.requestID, Park: p}}
+	if t.state.Asking == "" {
+		// A raise's or a gated call's chunk comes after its prompt; a host
+		// tool's that asks went out before it ran.
+		prompt = append(prompt, Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall})
+	}
+	switch t.follower.Park(t, prompt...) {
 	case ParkShown:
 		t.cancel()
 		return true, nil
@@ -612,22 +632,25 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 }
 
 // submitTool is the generic submit_interaction tool of the conversational
-// path: the same validation and payload as the card.
-func (t *Turn) submitTool(call store.ToolCall) Result {
+// path: the same validation and payload as the card. When the kind was
+// asked by a host tool's Ask, the answer is recorded for it and asker is
+// that tool's call, to run again.
+func (t *Turn) submitTool(call store.ToolCall) (r Result, asker store.ToolCall) {
 	var args struct {
 		Kind     string          `json:"kind"`
 		Values   json.RawMessage `json:"values"`
 		Declined bool            `json:"declined"`
 	}
 	if err := json.Unmarshal([]byte(call.Arguments), &args); err != nil {
-		return Result{Text: "invalid arguments: " + err.Error(), IsError: true}
+		return Result{Text: "invalid arguments: " + err.Error(), IsError: true}, asker
 	}
 	k, ok := t.eng.cfg.Catalog.Kind(args.Kind)
 	if !ok {
-		return Result{Text: fmt.Sprintf("unknown interaction kind '%s'", args.Kind), IsError: true}
+		return Result{Text: fmt.Sprintf("unknown interaction kind '%s'", args.Kind), IsError: true}, asker
 	}
 	if args.Declined {
-		return Result{Text: kindkit.Payload{Status: kindkit.StatusDeclined, Message: kindkit.ConversationDeclinedMsg}.JSON()}
+		r = Result{Text: kindkit.Payload{Status: kindkit.StatusDeclined, Message: kindkit.ConversationDeclinedMsg}.JSON()}
+		return r, t.askedBy(args.Kind, r.Text)
 	}
 	var spec *kindkit.Spec
 	if raw, ok := t.state.Stashed[args.Kind]; ok {
@@ -645,8 +668,25 @@ func (t *Turn) submitTool(call store.ToolCall) Result {
 			parts[i] = e.Field + ": " + e.Message
 		}
 		return Result{Text: "validation failed — " + strings.Join(parts, "; ") +
-			". Re-ask the visitor for the corrected value(s) and submit again", IsError: true}
+			". Re-ask the visitor for the corrected value(s) and submit again", IsError: true}, asker
 	}
 	t.eng.Answered(t.ctx, t.session, args.Kind, values)
-	return Result{Text: kindkit.Submitted(values).JSON()}
+	r = Result{Text: kindkit.Submitted(values).JSON()}
+	return r, t.askedBy(args.Kind, r.Text)
+}
+
+// askedBy hands the payload of a conversational answer to the host tool
+// call whose Ask of kind is waiting for it, and returns that call (zero
+// when no Ask waits).
+func (t *Turn) askedBy(kind, payload string) store.ToolCall {
+	call, ok := t.state.AskedBy[kind]
+	if !ok {
+		return store.ToolCall{}
+	}
+	by := maps.Clone(t.state.AskedBy)
+	delete(by, kind)
+	t.state.AskedBy = by
+	answerAsk(&t.state, call, payload)
+	t.state.Pending = t.state.Pending[1:] // it runs now, not from Pending
+	return call
 }

@@ -175,6 +175,14 @@ type TurnState struct {
 	// Approved is the id of the gated call at the front of Pending that
 	// the person approved: it runs without asking again.
 	Approved string `json:"approved,omitempty"`
+	// Asked holds, per host tool call, the payloads of the Asks it made,
+	// in order: when the call runs again, each Ask returns its answer.
+	Asked map[string][]string `json:"asked,omitempty"`
+	// Asking is the host tool call whose Ask the pending park answers.
+	Asking string `json:"asking,omitempty"`
+	// AskedBy is, per kind, the host tool call whose Ask went the
+	// conversational way: submit_interaction of that kind answers it.
+	AskedBy map[string]ToolCall `json:"askedBy,omitempty"`
 }
 
 // Stash keeps the spec of a kind raised on the conversational path, for

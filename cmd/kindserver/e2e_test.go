@@ -68,7 +68,7 @@ const script = `[
 type proc struct {
 	cmd *exec.Cmd
 	url string
-	log *strings.Builder
+	log *lockedWriter // its stderr
 }
 
 // start runs kindserver with the scripted model on store, on a free port.
@@ -84,8 +84,8 @@ func start(t *testing.T, store string, extra ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, log: &strings.Builder{}}
-	cmd.Stderr = &lockedWriter{b: p.log}
+	p := &proc{cmd: cmd, log: &lockedWriter{b: &strings.Builder{}}}
+	cmd.Stderr = p.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +122,13 @@ func start(t *testing.T, store string, extra ...string) *proc {
 type lockedWriter struct {
 	mu sync.Mutex
 	b  *strings.Builder
+}
+
+// String is what was written so far, safe while the process writes.
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 func (w *lockedWriter) Write(p []byte) (int, error) {

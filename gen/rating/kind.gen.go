@@ -78,6 +78,15 @@ func New(rules Rules) (kindkit.Kind, error) {
 	}, rules)
 }
 
+// Ask asks the person spec, for reason, from inside a host tool, on the same path as the model's
+// raise: the kind's rules check spec, the card or the conversational fallback asks, and the answer
+// comes back validated. It returns kindkit.ErrDeclined or kindkit.ErrNoResponse when there is no
+// answer, and kindkit.ErrParked (return it) while the question waits: the tool then runs again
+// from its start once the answer is in, so code before an Ask may run more than once.
+func Ask(ctx context.Context, spec *RatingSpec, reason string) (*RatingValues, error) {
+	return kindkit.Ask[RatingSpec, RatingValues](ctx, Name, spec, reason)
+}
+
 // OnAnswer returns a hook that runs fn with every accepted answer of this kind, the card's or
 // the conversation's; hand it to the engine's Hooks.
 func OnAnswer(fn func(ctx context.Context, a kindkit.Answered, values *RatingValues) error) kindkit.Hook {

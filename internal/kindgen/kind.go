@@ -182,6 +182,14 @@ func kindFile(s *Schema, specType, valuesType string) ([]byte, error) {
 		)),
 	)
 	f.Line()
+	f.Comment("Ask asks the person spec, for reason, from inside a host tool, on the same path as the model's")
+	f.Comment("raise: the kind's rules check spec, the card or the conversational fallback asks, and the answer")
+	f.Comment("comes back validated. It returns kindkit.ErrDeclined or kindkit.ErrNoResponse when there is no")
+	f.Comment("answer, and kindkit.ErrParked (return it) while the question waits: the tool then runs again")
+	f.Comment("from its start once the answer is in, so code before an Ask may run more than once.")
+	f.Func().Id("Ask").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("spec").Add(spec), jen.Id("reason").String()).Params(values, jen.Error()).Block(
+		jen.Return(jen.Qual(kindkitPkg, "Ask").Types(jen.Id(specType), jen.Id(valuesType)).Call(jen.Id("ctx"), jen.Id("Name"), jen.Id("spec"), jen.Id("reason"))))
+	f.Line()
 	f.Comment("OnAnswer returns a hook that runs fn with every accepted answer of this kind, the card's or")
 	f.Comment("the conversation's; hand it to the engine's Hooks.")
 	f.Func().Id("OnAnswer").Params(jen.Id("fn").Func().Params(jen.Id("ctx").Qual("context", "Context"),

@@ -452,5 +452,12 @@ func clonePark(p *store.Park) *store.Park {
 	cp.Turn.Pending = slices.Clone(p.Turn.Pending)
 	cp.Turn.Stashed = maps.Clone(p.Turn.Stashed)
 	cp.Turn.Citations = slices.Clone(p.Turn.Citations)
+	cp.Turn.AskedBy = maps.Clone(p.Turn.AskedBy)
+	if p.Turn.Asked != nil {
+		cp.Turn.Asked = make(map[string][]string, len(p.Turn.Asked))
+		for k, v := range p.Turn.Asked {
+			cp.Turn.Asked[k] = slices.Clone(v)
+		}
+	}
 	return &cp
 }

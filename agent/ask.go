@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/store"
+)
+
+// asker is the kindkit.Asker of one run of a host tool call. Asks the call
+// made in earlier runs return their stored answers, in order; the first new
+// one is a question for the person, and every Ask after it parks too.
+type asker struct {
+	t    *Turn
+	call store.ToolCall
+
+	mu       sync.Mutex
+	answers  []string    // the payloads of the call's earlier Asks
+	next     int         // the next earlier Ask
+	card     *store.Park // a new question, shown as a card
+	fallback string      // a new question, asked in conversation: the directive
+	kind     string      // the new question's kind
+	spec     json.RawMessage
+}
+
+func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reason string) (json.RawMessage, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.card != nil || a.fallback != "" {
+		return nil, kindkit.ErrParked // one question at a time
+	}
+	if a.next < len(a.answers) {
+		a.next++
+		return payloadValues(a.answers[a.next-1])
+	}
+	k, ok := a.t.eng.cfg.Catalog.Kind(kind)
+	if !ok {
+		return nil, fmt.Errorf("ask: unknown interaction kind '%s'", kind)
+	}
+	var args map[string]any
+	if err := json.Unmarshal(spec, &args); err != nil || args == nil {
+		return nil, fmt.Errorf("ask %s: the spec must be a JSON object", kind)
+	}
+	args["reason"] = reason
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("ask %s: %w", kind, err)
+	}
+	r, err := k.ParseRaise(raw)
+	if err != nil {
+		return nil, fmt.Errorf("ask %s: %w", kind, err)
+	}
+	conv, err := a.t.conversation()
+	if err != nil {
+		return nil, fmt.Errorf("ask %s: %w", kind, err)
+	}
+	a.kind, a.spec = kind, r.Spec.JSON
+	if supported(conv, k.Descriptor().Capability) {
+		a.card = &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call}
+	} else {
+		a.fallback = k.Fallback(r.Spec, r.Reason)
+	}
+	return nil, kindkit.ErrParked
+}
+
+// payloadValues is an Ask's answer from its stored payload.
+func payloadValues(payload string) (json.RawMessage, error) {
+	var p struct {
+		Status kindkit.Status  `json:"status"`
+		Values json.RawMessage `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(payload), &p); err != nil {
+		return nil, fmt.Errorf("ask: stored answer: %w", err)
+	}
+	switch p.Status {
+	case kindkit.StatusSubmitted:
+		return p.Values, nil
+	case kindkit.StatusDeclined:
+		return nil, kindkit.ErrDeclined
+	default:
+		return nil, kindkit.ErrNoResponse
+	}
+}
+
+// callHost runs a host tool call with an asker. When one of its Asks
+// became a card, the turn parks on it (whatever the tool returned); when
+// one went the conversational way, the call's result is the kind's
+// directive and submit_interaction of that kind will run the call again.
+// Otherwise the call is done and its Asks are forgotten.
+func (t *Turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result, err error) {
+	a := &asker{t: t, call: call, answers: t.state.Asked[call.ID]}
+	r = t.runHost(ht, call, a)
+	switch {
+	case a.card != nil:
+		t.state.Asking = call.ID
+		parked, err = t.park(a.card)
+		return parked, Result{}, err
+	case a.fallback != "":
+		t.state.Stash(a.kind, a.spec)
+		if t.state.AskedBy == nil {
+			t.state.AskedBy = map[string]store.ToolCall{}
+		}
+		t.state.AskedBy[a.kind] = call
+		return false, Result{Text: a.fallback}, nil
+	}
+	if _, ok := t.state.Asked[call.ID]; ok {
+		t.state.Asked = maps.Clone(t.state.Asked)
+		delete(t.state.Asked, call.ID)
+	}
+	return false, r, nil
+}
+
+// answerAsk records the payload of an Ask of call in state: the call runs
+// again next, and its Ask returns it.
+func answerAsk(state *store.TurnState, call store.ToolCall, payload string) {
+	asked := maps.Clone(state.Asked)
+	if asked == nil {
+		asked = map[string][]string{}
+	}
+	asked[call.ID] = append(slices.Clone(asked[call.ID]), payload)
+	state.Asked = asked
+	state.Asking = ""
+	state.Pending = append([]store.ToolCall{call}, state.Pending...)
+}
