@@ -304,8 +304,10 @@ func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session
 
 // resolve takes p with its answer and returns the resumed turn, not yet
 // running (nil when the park was gone). The answer is the tool result
-// message, except for an approved confirmation (r is zero): then the call
-// goes back to the front of the turn's pending calls, marked approved.
+// message, except in two cases where the call goes back to the front of
+// the turn's pending calls instead: an approved confirmation (r is zero),
+// marked approved, and a host tool's Ask, whose payload r is kept for the
+// Ask to return when the tool runs again.
 func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result) (*Turn, error) {
 	turn := p.Turn
 	var msgs []*store.Message
