@@ -1,6 +1,8 @@
 // Package agent is the agent side of kindkit: the turn engine, the Model
 // interface a turn talks to (agent/openai is the one over OpenAI-compatible
-// servers), the built-in demo and scripted models, and the host tools.
+// servers), the built-in demo and scripted models, and the host tools:
+// typed Go functions (NewTool) that may ask a person through a kind
+// (<kind>gen.Ask), and MCP servers' tools (agent/mcp).
 //
 // Engine runs turns and is the one owner of a park's life. It needs no
 // socket: a turn tells its Follower what happens (text, tool calls and

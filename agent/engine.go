@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ type Config struct {
 	Store        store.Store
 	Model        Model
 	Tools        []HostTool // the host's own tools
+	ToolSets     []ToolSet  // more host tools, listed again for every model call (MCP servers')
 	ConfirmTools []string   // a tool whose name contains one of these waits for a person's confirmation
 	// Hooks run with every accepted answer of their kind (<kind>gen.OnAnswer),
 	// on the card's path and on the conversation's; an error is logged and
@@ -125,9 +127,21 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	}
 }
 
+// hostTools are the host's tools as they are now.
+func (e *Engine) hostTools() []HostTool {
+	if len(e.cfg.ToolSets) == 0 {
+		return e.cfg.Tools
+	}
+	tools := slices.Clone(e.cfg.Tools)
+	for _, set := range e.cfg.ToolSets {
+		tools = append(tools, set.Tools()...)
+	}
+	return tools
+}
+
 // hostTool is the host tool named name.
 func (e *Engine) hostTool(name string) (HostTool, bool) {
-	for _, ht := range e.cfg.Tools {
+	for _, ht := range e.hostTools() {
 		if ht.Name == name && name != "" {
 			return ht, true
 		}

@@ -24,6 +24,12 @@ type HostTool struct {
 	Run func(ctx context.Context, args json.RawMessage) (Result, error)
 }
 
+// A ToolSet is a source of host tools whose list may change, such as an
+// MCP server's (agent/mcp).
+type ToolSet interface {
+	Tools() []HostTool
+}
+
 // NewTool makes a host tool of fn, typed by its argument type T. The
 // argument schema the model sees is derived from T with
 // github.com/google/jsonschema-go (struct fields by their json names;

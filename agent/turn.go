@@ -440,7 +440,7 @@ func supported(conv *store.Conversation, capability string) bool {
 // submit_interaction when some kind is on the conversational path.
 func (t *Turn) tools(conv *store.Conversation) []Tool {
 	var tools []Tool
-	for _, ht := range t.eng.cfg.Tools {
+	for _, ht := range t.eng.hostTools() {
 		tools = append(tools, ht.Tool)
 	}
 	var fallback []string

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README and of CI: it installs and starts what the
-# tests need (a private PostgreSQL on 127.0.0.1:55432, Debian's chromium),
-# then runs every test with the race detector. Extra arguments go to go test
+# tests need (a private PostgreSQL on 127.0.0.1:55432, Debian's chromium,
+# the reference MCP server from npm), then runs every test with the race
+# detector. Extra arguments go to go test
 # (for example -run or -count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,8 @@ export PATH="$PATH:/usr/local/go/bin"
 # (set -e and pipefail see the status of an assignment's substitution).
 pgenv=$(scripts/postgres.sh | tail -1)
 eval "$pgenv"
+mcpenv=$(scripts/mcp.sh | tail -1)
+eval "$mcpenv"
 CHROMIUM_PATH=$(scripts/chromium.sh | tail -1)
 export CHROMIUM_PATH
 go test -race "$@" ./...

@@ -24,6 +24,7 @@ type Config struct {
 	Store        store.Store
 	Model        agent.Model
 	Tools        []agent.HostTool // the host's own tools
+	ToolSets     []agent.ToolSet  // more, whose list may change (MCP servers')
 	ConfirmTools []string         // a tool whose name contains one of these waits for confirm_tool_action
 	Hooks        []kindkit.Hook   // run with every accepted answer of their kind; see agent.Config
 	// Knowledge, when set, is searched with each user message: the best
@@ -75,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools,
+	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
 		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
 		KeepParksOnDrain: cfg.KeepParksOnDrain, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {

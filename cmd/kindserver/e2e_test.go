@@ -370,3 +370,49 @@ func TestTakeoverByAnotherProcess(t *testing.T) {
 		t.Errorf("after the takeover: %d replies, answered %v, %d duplicated steps", h.count(store.RoleReply), h.answered(), h.duplicates())
 	}
 }
+
+// TestMCPTools: kindserver -mcp starts the reference MCP server; the model
+// calls its echo tool as everything__echo and reads the server's answer.
+// With confirmTools naming it, the call waits for a person's approval
+// first, as any tool does.
+func TestMCPTools(t *testing.T) {
+	main := os.Getenv("KINDKIT_TEST_MCP_EVERYTHING")
+	if main == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("KINDKIT_TEST_MCP_EVERYTHING is not set in CI: install the server with scripts/mcp.sh")
+		}
+		t.Skip(`KINDKIT_TEST_MCP_EVERYTHING not set; eval "$(scripts/mcp.sh | tail -1)"`)
+	}
+	for _, gated := range []bool{false, true} {
+		t.Run(map[bool]string{false: "call", true: "confirmed call"}[gated], func(t *testing.T) {
+			confirm := `[]`
+			if gated {
+				confirm = `["echo"]`
+			}
+			script := filepath.Join(t.TempDir(), "mcp.json")
+			os.WriteFile(script, []byte(`{"server":{"confirmTools":`+confirm+`},"mockLlmScript":[
+ {"kind":"toolCall","name":"everything__echo","arguments":"{\"message\":\"hi from kindkit\"}"},
+ {"kind":"text","text":"Echoed."}]}`), 0o644)
+			p := start(t, "memory", "-script", script, "-mcp", "everything=node "+main+" stdio")
+			c := wstest.Dial(t, p.url)
+			c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a"}`)
+			sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
+			c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"echo it"}`)
+			c.Expect("immediate_response")
+			if gated {
+				c.Expect("write_confirmation_required", "stream_chunk")
+				c.Send(`{"action":"confirm_tool_action","requestId":"C","sessionId":"` + sid + `","approved":true}`)
+				c.Expect("immediate_response")
+			} else {
+				c.Expect("stream_chunk") // the call
+			}
+			result := c.Expect("stream_chunk")[0]
+			if r, _ := wstest.Path(result, "data", "state", "rawResponse", "toolResult", "result").(string); !strings.Contains(r, "hi from kindkit") {
+				t.Errorf("everything__echo's result = %q", r)
+			}
+			if text, end := c.Turn(); end["type"] != "eventual_response" || text != "Echoed." {
+				t.Errorf("turn ended with %v, %q", end, text)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/agent/mcp"
 	"github.com/kindkit/kindkit/agent/openai"
 	"github.com/kindkit/kindkit/internal/debugstats"
 	"github.com/kindkit/kindkit/kinds"
@@ -45,6 +46,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
 	leaseTimeout := fs.Duration("lease-timeout", 15*time.Second, "how long a resumed turn stays this process's without a renewal; a turn whose process died is finished by the next one (or, on PostgreSQL, any other) once its lease has run out")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
+	var mcpSources []mcp.Source
+	fs.Func("mcp", "use the tools of an MCP server, as `NAME=COMMAND [ARGS…]` (kindkit starts it, stdio) or NAME=https://…/mcp (streamable HTTP); the model sees them as NAME__tool; repeatable", func(v string) error {
+		src, err := mcp.ParseSource(v)
+		if err == nil {
+			mcpSources = append(mcpSources, src)
+		}
+		return err
+	})
 	verbose := fs.Bool("v", false, "log debug messages")
 	debugStats := fs.Bool("debug-stats", false, "serve memory and goroutine counts at /debug/stats (for kindload) and profiles at /debug/pprof/")
 	if err := fs.Parse(args); err != nil {
@@ -125,6 +134,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		log.Info("knowledge", "dir", *knowledgeDir, "documents", cfg.Knowledge.Len())
+	}
+	for _, src := range mcpSources {
+		m, err := mcp.Start(ctx, src, log)
+		if err != nil {
+			log.Error("start mcp server", "mcpServer", src.Name, "err", err)
+			return 1
+		}
+		defer m.Close()
+		cfg.ToolSets = append(cfg.ToolSets, m)
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
