@@ -60,10 +60,6 @@ const (
 	historyLimit       = 50
 )
 
-// DeniedResult is the tool result of a write confirmation the person
-// denied.
-const DeniedResult = deniedResult
-
 // NewTurn returns a turn of session sess followed by f, for the user
 // message that Start will store; requestID names it on the wire.
 func (e *Engine) NewTurn(f Follower, sess *store.Session, requestID string) *Turn {

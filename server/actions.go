@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/kindkit/kindkit"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
 )
