@@ -92,7 +92,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 			declared = nil // an explicit [] clears the set
 		}
 		if err := db.SetSupports(ctx, conv.ID, declared); err != nil {
-			c.srv.log.Warn("store supports", "conversationId", conv.ID, "err", err)
+			c.srv.log.Warn("store supports", "err", err)
 		}
 	}
 	sess := &store.Session{ID: uuid.NewString(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,

@@ -50,7 +50,7 @@ type Config struct {
 	Logger     *slog.Logger
 }
 
-// Server is the protocol's http.Handler: /ws and /healthz.
+// Server is the protocol's http.Handler: /ws, /healthz and /readyz.
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
@@ -66,6 +66,7 @@ const (
 	writeTimeout    = 10 * time.Second
 	maxQueuedFrames = 4096
 	maxQueuedBytes  = 8 << 20
+	healthTimeout   = 2 * time.Second
 )
 
 // New returns a server and starts its engine; Close or Shutdown stops it.
@@ -88,16 +89,31 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/healthz":
-		if s.draining.Load() {
-			http.Error(w, "server draining", http.StatusServiceUnavailable)
-			return
-		}
-		w.Write([]byte("ok\n"))
+		s.health(w, r, false)
+	case "/readyz":
+		s.health(w, r, true)
 	case "/ws":
 		s.serveWS(w, r)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// health answers /healthz (the store answers) and /readyz (the same, and
+// the server is not draining).
+func (s *Server) health(w http.ResponseWriter, r *http.Request, ready bool) {
+	if ready && s.draining.Load() {
+		http.Error(w, "server draining", http.StatusServiceUnavailable)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		s.log.Warn("health check: the store does not answer", "err", err)
+		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	w.Write([]byte("ok\n"))
 }
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,16 @@ var ErrNotFound = errors.New("not found")
 // ErrLeaseLost is returned by a write of a resumed turn whose lease is not
 // the writer's any more: another process took the turn over, or it ended.
 var ErrLeaseLost = errors.New("lease lost")
+
+// Text is s as every store keeps it in a text field: U+0000, which
+// PostgreSQL cannot hold in text, becomes U+FFFD, on every store alike.
+// (Fields a store keeps as JSON hold it exactly, escaped.)
+func Text(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
 
 // Conversation is the durable thread a session is bound to.
 type Conversation struct {
@@ -208,6 +219,10 @@ type Citation struct {
 // must make TakePark exactly-once: of concurrent takes of one pending park,
 // one succeeds.
 type Store interface {
+	// Ping checks that the store answers, on every pool of connections it
+	// has (the writer's too).
+	Ping(ctx context.Context) error
+
 	CreateConversation(ctx context.Context, c *Conversation) error
 	Conversation(ctx context.Context, id string) (*Conversation, error)
 	// SetSupports replaces the declared capabilities; nil clears them.

@@ -18,6 +18,7 @@
 //
 //	mux.Handle("/ws", srv)
 //	mux.Handle("/healthz", srv)
+//	mux.Handle("/readyz", srv)
 //	mux.Handle("/", web.Handler(catalog))
 //
 // The page connects to ws(s)://<same host>/ws, declares in supports the

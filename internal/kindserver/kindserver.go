@@ -160,6 +160,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
 	mux.Handle("/healthz", srv)
+	mux.Handle("/readyz", srv)
 	mux.Handle("/", web.Handler(catalog))
 	if *debugStats {
 		mux.HandleFunc("/debug/stats", debugstats.Handler)

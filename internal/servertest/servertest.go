@@ -49,6 +49,7 @@ func Start(t testing.TB, cfg server.Config, root http.Handler) *Server {
 		mux := http.NewServeMux()
 		mux.Handle("/ws", srv)
 		mux.Handle("/healthz", srv)
+		mux.Handle("/readyz", srv)
 		mux.Handle("/", root)
 		h = mux
 	}

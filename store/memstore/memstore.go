@@ -105,10 +105,14 @@ func (s *Store) sweep(now time.Time) {
 
 var _ store.Store = (*Store)(nil)
 
+// Ping always answers: the store is this process's memory.
+func (s *Store) Ping(context.Context) error { return nil }
+
 func (s *Store) CreateConversation(_ context.Context, c *store.Conversation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cp := *c
+	cp.Owner = store.Text(c.Owner)
 	cp.Supports = slices.Clone(c.Supports)
 	s.convs[c.ID] = &conversation{Conversation: cp, used: time.Now()}
 	return nil
@@ -203,6 +207,9 @@ func (s *Store) CreateSession(_ context.Context, sess *store.Session) error {
 		return store.ErrNotFound
 	}
 	cp := *sess
+	for _, f := range []*string{&cp.AgentID, &cp.AgentName, &cp.UserName, &cp.ContactEmail, &cp.ContactPhone} {
+		*f = store.Text(*f)
+	}
 	s.sessions[sess.ID] = &cp
 	c.sessions = append(c.sessions, sess.ID)
 	c.used = time.Now()
@@ -229,7 +236,7 @@ func (s *Store) SetContact(_ context.Context, id, name, email, phone string) err
 	}
 	merge := func(dst *string, v string) {
 		if v != "" {
-			*dst = v
+			*dst = store.Text(v)
 		}
 	}
 	merge(&sess.UserName, name)
@@ -247,9 +254,7 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*store.Message) error 
 		}
 	}
 	for _, m := range msgs {
-		c := s.convs[m.ConversationID]
-		c.messages = append(c.messages, cloneMessage(m))
-		c.used = time.Now()
+		s.appendLocked(s.convs[m.ConversationID], []*store.Message{m})
 	}
 	return nil
 }
@@ -259,6 +264,7 @@ func (s *Store) appendLocked(c *conversation, msgs []*store.Message) {
 	for _, m := range msgs {
 		cp := cloneMessage(m)
 		cp.ConversationID = c.ID
+		cp.Text, cp.ToolCallID, cp.ToolName = store.Text(cp.Text), store.Text(cp.ToolCallID), store.Text(cp.ToolName)
 		c.messages = append(c.messages, cp)
 	}
 	c.used = time.Now()
@@ -315,6 +321,7 @@ func (s *Store) SavePark(_ context.Context, p *store.Park, from *store.Lease) (s
 		delete(s.parks, c.pending)
 	}
 	cp := clonePark(p)
+	cp.Reason = store.Text(p.Reason)
 	cp.State, cp.Owed, cp.LeaseOwner, cp.LeaseUntil = store.ParkPending, false, "", time.Time{}
 	s.parks[p.ID] = cp
 	c.pending = p.ID

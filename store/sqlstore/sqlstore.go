@@ -198,6 +198,17 @@ func openPostgres(dsn string) (*Store, error) {
 	return &Store{dialect: dialectPostgres, db: p, rdb: p}, nil
 }
 
+// Ping runs a query on the writer's connection and on the readers'.
+func (s *Store) Ping(ctx context.Context) error {
+	for _, p := range []*pool{s.db, s.rdb} {
+		var one int
+		if err := p.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+			return s.wrap("ping", err)
+		}
+	}
+	return nil
+}
+
 // Close closes the database connections.
 func (s *Store) Close() error {
 	if s.commits != nil {
@@ -281,7 +292,7 @@ func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation) e
 		return s.wrap("create conversation", err)
 	}
 	_, err = s.exec(ctx, `INSERT INTO conversations (id, owner, supports, model_pos, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		c.ID, c.Owner, supports, c.ModelPos, created)
+		c.ID, store.Text(c.Owner), supports, c.ModelPos, created)
 	if err != nil {
 		return s.wrap("create conversation", err)
 	}
@@ -435,7 +446,8 @@ const sessionCols = `conversation_id, agent_id, agent_name, user_name, contact_e
 
 func (s *Store) CreateSession(ctx context.Context, x *store.Session) error {
 	_, err := s.exec(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		x.ID, x.ConversationID, x.AgentID, x.AgentName, x.UserName, x.ContactEmail, x.ContactPhone, x.UserParticipantID, x.AgentParticipantID)
+		x.ID, x.ConversationID, store.Text(x.AgentID), store.Text(x.AgentName), store.Text(x.UserName), store.Text(x.ContactEmail), store.Text(x.ContactPhone),
+		x.UserParticipantID, x.AgentParticipantID)
 	if err != nil {
 		return s.wrap("create session", err)
 	}
@@ -457,7 +469,7 @@ func (s *Store) SetContact(ctx context.Context, id, name, email, phone string) e
 		user_name = COALESCE(NULLIF($2, ''), user_name),
 		contact_email = COALESCE(NULLIF($3, ''), contact_email),
 		contact_phone = COALESCE(NULLIF($4, ''), contact_phone)
-		WHERE id = $1`, id, name, email, phone)
+		WHERE id = $1`, id, store.Text(name), store.Text(email), store.Text(phone))
 }
 
 const (
@@ -514,7 +526,7 @@ func (s *Store) insertMessages(ctx context.Context, db executor, msgs []*store.M
 		if err != nil {
 			return s.wrap("append messages", err)
 		}
-		args = append(args, m.ID, m.ConversationID, string(m.Role), m.Text, calls, m.ToolCallID, m.ToolName, m.IsError, created)
+		args = append(args, m.ID, m.ConversationID, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID), store.Text(m.ToolName), m.IsError, created)
 	}
 	query := insertMessage
 	if len(msgs) > 1 {
@@ -635,7 +647,7 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease) 
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL)`,
-			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, p.Reason, string(call), deadline, string(turn))
+			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(turn))
 		return err
 	})
 	if errors.Is(err, store.ErrLeaseLost) {

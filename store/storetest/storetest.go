@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredParks", testExpiredParks},
 		{"TakeStoresAnswer", testTakeStoresAnswer},
 		{"OwedTurnLease", testOwedTurnLease},
+		{"NUL", testNUL},
 		{"NoAliases", testNoAliases},
 	}
 	for _, tc := range tests {
@@ -857,5 +858,39 @@ func testOwedTurnLease(t *testing.T, s store.Store) {
 	}
 	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
 		t.Errorf("OwedTurns after parking again = %v, %v; want none", ids(owed), err)
+	}
+}
+
+// testNUL: every store keeps U+0000 in text as U+FFFD (PostgreSQL cannot
+// hold it in text), so a NUL from outside never fails a write.
+func testNUL(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	must(t, s.Ping(ctx))
+	must(t, s.CreateConversation(ctx, &store.Conversation{ID: "c1", Owner: "al\x00ice", CreatedAt: at(0)}))
+	must(t, s.CreateSession(ctx, &store.Session{ID: "s1", ConversationID: "c1", UserName: "Ada\x00"}))
+	must(t, s.SetContact(ctx, "s1", "", "a\x00@example.com", ""))
+	must(t, s.AppendMessages(ctx, &store.Message{ID: "m1", ConversationID: "c1", Role: store.RoleUser, Text: "hi\x00there", CreatedAt: at(1)}))
+	p := newPark("c1", "p1", at(60))
+	p.Reason = "to\x00know"
+	savePark(t, s, p)
+
+	conv, err := s.Conversation(ctx, "c1")
+	must(t, err)
+	sess, err := s.Session(ctx, "s1")
+	must(t, err)
+	msgs, _, err := s.Messages(ctx, "c1", nil, "", 10)
+	must(t, err)
+	park, err := s.PendingPark(ctx, "c1")
+	must(t, err)
+	for what, got := range map[string][2]string{
+		"owner":   {conv.Owner, "al\uFFFDice"},
+		"name":    {sess.UserName, "Ada\uFFFD"},
+		"email":   {sess.ContactEmail, "a\uFFFD@example.com"},
+		"message": {msgs[0].Text, "hi\uFFFDthere"},
+		"reason":  {park.Reason, "to\uFFFDknow"},
+	} {
+		if got[0] != got[1] {
+			t.Errorf("%s = %q, want %q", what, got[0], got[1])
+		}
 	}
 }

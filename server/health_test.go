@@ -1,0 +1,59 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
+	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store/memstore"
+)
+
+// flakyStore is a memory store whose Ping fails while down is set.
+type flakyStore struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+func (s *flakyStore) Ping(ctx context.Context) error {
+	if s.down.Load() {
+		return errors.New("disk on fire")
+	}
+	return nil
+}
+
+func status(t *testing.T, url string) int {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// TestHealth: /healthz says whether the store answers; /readyz also says
+// no while the server drains.
+func TestHealth(t *testing.T) {
+	st := &flakyStore{Store: memstore.New()}
+	s := servertest.Start(t, server.Config{Model: agent.Demo{}, Store: st}, nil)
+	if h, r := status(t, s.URL+"/healthz"), status(t, s.URL+"/readyz"); h != 200 || r != 200 {
+		t.Errorf("healthy: /healthz %d, /readyz %d; want 200, 200", h, r)
+	}
+	st.down.Store(true)
+	if h, r := status(t, s.URL+"/healthz"), status(t, s.URL+"/readyz"); h != 503 || r != 503 {
+		t.Errorf("store down: /healthz %d, /readyz %d; want 503, 503", h, r)
+	}
+	st.down.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.Shutdown(ctx)
+	if h, r := status(t, s.URL+"/healthz"), status(t, s.URL+"/readyz"); h != 200 || r != 503 {
+		t.Errorf("draining: /healthz %d, /readyz %d; want 200, 503", h, r)
+	}
+}
