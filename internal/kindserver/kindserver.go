@@ -206,14 +206,24 @@ func openStore(ctx context.Context, dsn string, retention time.Duration) (store.
 	return s, func() { s.Close() }, nil
 }
 
-// redact hides a password in a store URL before it is logged.
+// redact hides the passwords of a store URL (its user info's and a
+// password query parameter) before it is logged.
 func redact(dsn string) string {
 	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
+	if err != nil {
+		if strings.Contains(dsn, "password") {
+			return "(a store URL that does not parse)"
+		}
 		return dsn
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
 	}
 	return u.String()
 }

@@ -149,3 +149,24 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A store URL's password, in its user info or as a query parameter, is
+// never printed, not even when opening the store fails.
+func TestStorePasswordNotLogged(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable",
+		"postgres://u@127.0.0.1:1/db?password=hunter2&sslmode=disable",
+		"postgres://u@127.0.0.1:1/db?sslmode=disable&password=hunter2&connect_timeout=1",
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := Run(context.Background(), []string{"-store", dsn}, &stdout, &stderr); code != 1 {
+			t.Errorf("exit %d, want 1", code)
+		}
+		if strings.Contains(stderr.String()+stdout.String(), "hunter2") {
+			t.Errorf("the password is printed:\n%s", stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "open store") {
+			t.Errorf("no open-store error:\n%s", stderr.String())
+		}
+	}
+}
