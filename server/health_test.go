@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
@@ -55,5 +57,31 @@ func TestHealth(t *testing.T) {
 	s.Shutdown(ctx)
 	if h, r := status(t, s.URL+"/healthz"), status(t, s.URL+"/readyz"); h != 200 || r != 503 {
 		t.Errorf("draining: /healthz %d, /readyz %d; want 200, 503", h, r)
+	}
+}
+
+// TestAllowedOrigins: with AllowedOrigins set, a page from another origin
+// cannot open a socket; an allowed one and a client that sends no Origin
+// can.
+func TestAllowedOrigins(t *testing.T) {
+	s := servertest.Start(t, server.Config{Model: agent.Demo{}, AllowedOrigins: []string{"chat.example.com"}}, nil)
+	for origin, want := range map[string]int{"https://chat.example.com": 101, "https://evil.example": 403, "": 101} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		h := http.Header{}
+		if origin != "" {
+			h.Set("Origin", origin)
+		}
+		ws, res, err := websocket.Dial(ctx, s.WS(), &websocket.DialOptions{HTTPHeader: h})
+		cancel()
+		got := 0
+		if res != nil {
+			got = res.StatusCode
+		}
+		if got != want {
+			t.Errorf("Origin %q: status %d (%v), want %d", origin, got, err, want)
+		}
+		if ws != nil {
+			ws.CloseNow()
+		}
 	}
 }
