@@ -15,8 +15,12 @@ import (
 	"github.com/kindkit/kindkit/store"
 )
 
-// dispatch handles one text frame on the reader goroutine.
+// dispatch handles one text frame on the reader goroutine. A connection
+// whose token has expired acts anonymously from then on.
 func (c *conn) dispatch(ctx context.Context, data []byte) {
+	if !c.principal.Expires.IsZero() && !c.srv.clock.Now().Before(c.principal.Expires) {
+		c.principal = Principal{}
+	}
 	f, supports, err := decodeFrame(data)
 	if err != nil {
 		c.send(errorEvent("", codeValidation, msgInvalidJSON))

@@ -1,90 +1,75 @@
 package server
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"strings"
+	"fmt"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
-// Principal is who a connection acts for, resolved once from the ?token=
-// query parameter at connect.
+// Principal is who a connection acts for, resolved from the ?token= query
+// parameter at connect. Expires is the token's exp: after it the
+// connection acts anonymously.
 type Principal struct {
-	Sub    string
-	Org    string
-	Email  string
-	Role   string
-	Groups []string
+	Sub     string
+	Org     string
+	Email   string
+	Role    string
+	Groups  []string
+	Expires time.Time
 }
 
-// claims are the HS256 token claims kindkit reads.
+// TokenRules are what a token must carry beyond a good HS256 signature,
+// an exp in the future and a sub.
+type TokenRules struct {
+	Audience string // when set, aud must name it
+	Issuer   string // when set, iss must be it
+}
+
+// tokenLeeway is the clock skew allowed on exp and nbf.
+const tokenLeeway = 30 * time.Second
+
+// claims are the token claims kindkit reads.
 type claims struct {
-	Sub    string   `json:"sub"`
-	Org    string   `json:"org"`
-	Email  string   `json:"email"`
-	Role   string   `json:"role"`
-	Groups []string `json:"groups"`
-	Exp    *float64 `json:"exp"`
+	jwt.RegisteredClaims
+	Org    string   `json:"org,omitempty"`
+	Email  string   `json:"email,omitempty"`
+	Role   string   `json:"role,omitempty"`
+	Groups []string `json:"groups,omitempty"`
 }
 
-// VerifyToken checks an HS256 JWT signed with secret and returns its
-// principal. Any other algorithm, a bad signature, an expired token or a
-// token without sub is an error.
-func VerifyToken(token string, secret []byte, now time.Time) (Principal, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return Principal{}, errors.New("token: want three dot-separated parts")
+// VerifyToken checks an HS256 JWT signed with secret, at now, with
+// github.com/golang-jwt/jwt/v5, and returns its principal. Any other
+// algorithm, a bad signature, a missing or passed exp, an nbf still to
+// come, a token without sub, or one that breaks rules is an error.
+func VerifyToken(token string, secret []byte, now time.Time, rules TokenRules) (Principal, error) {
+	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(),
+		jwt.WithLeeway(tokenLeeway), jwt.WithTimeFunc(func() time.Time { return now })}
+	if rules.Audience != "" {
+		opts = append(opts, jwt.WithAudience(rules.Audience))
 	}
-	var header struct {
-		Alg string `json:"alg"`
-	}
-	if err := decodeSegment(parts[0], &header); err != nil {
-		return Principal{}, errors.New("token: bad header")
-	}
-	if header.Alg != "HS256" {
-		return Principal{}, errors.New("token: alg must be HS256")
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil {
-		return Principal{}, errors.New("token: bad signature encoding")
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(parts[0] + "." + parts[1]))
-	if !hmac.Equal(sig, mac.Sum(nil)) {
-		return Principal{}, errors.New("token: bad signature")
+	if rules.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(rules.Issuer))
 	}
 	var c claims
-	if err := decodeSegment(parts[1], &c); err != nil {
-		return Principal{}, errors.New("token: bad claims")
+	if _, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return secret, nil }, opts...); err != nil {
+		return Principal{}, fmt.Errorf("token: %w", err)
 	}
-	if c.Exp != nil && float64(now.Unix()) >= *c.Exp {
-		return Principal{}, errors.New("token: expired")
-	}
-	if c.Sub == "" {
+	if c.Subject == "" {
 		return Principal{}, errors.New("token: no sub")
 	}
-	return Principal{Sub: c.Sub, Org: c.Org, Email: c.Email, Role: c.Role, Groups: c.Groups}, nil
+	return Principal{Sub: c.Subject, Org: c.Org, Email: c.Email, Role: c.Role, Groups: c.Groups, Expires: c.ExpiresAt.Time}, nil
 }
 
-func decodeSegment(seg string, v any) error {
-	data, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(seg, "="))
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
-}
-
-// SignToken makes an HS256 token for claims; tests and tools use it.
+// SignToken makes an HS256 token for p that expires at exp; tests and
+// tools use it.
 func SignToken(secret []byte, p Principal, exp time.Time) string {
-	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	body, _ := json.Marshal(claims{Sub: p.Sub, Org: p.Org, Email: p.Email, Role: p.Role, Groups: p.Groups, Exp: ptr(float64(exp.Unix()))})
-	payload := base64.RawURLEncoding.EncodeToString(body)
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(header + "." + payload))
-	return header + "." + payload + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	c := claims{RegisteredClaims: jwt.RegisteredClaims{Subject: p.Sub, ExpiresAt: jwt.NewNumericDate(exp)},
+		Org: p.Org, Email: p.Email, Role: p.Role, Groups: p.Groups}
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(secret)
+	if err != nil {
+		panic("server: sign token: " + err.Error()) // only with an unusable key
+	}
+	return s
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -47,6 +47,9 @@ type Config struct {
 	// invisible to others. Without it every conversation is visible to
 	// whoever knows its id.
 	AuthSecret []byte
+	// AuthRules, with AuthSecret, are the audience and issuer a token must
+	// name.
+	AuthRules TokenRules
 	// AllowedOrigins, when set, are the host patterns (path.Match syntax,
 	// as coder/websocket's OriginPatterns) whose pages may open a socket;
 	// a browser page from any other origin is refused with 403. The
@@ -60,6 +63,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
+	clock    clockwork.Clock
 	engine   *agent.Engine
 	draining atomic.Bool
 
@@ -89,7 +93,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, engine: eng, conns: map[*conn]struct{}{}}, nil
+	clock := cfg.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, clock: clock, engine: eng, conns: map[*conn]struct{}{}}, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -138,7 +146,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c := newConn(s, ws)
 	if len(s.cfg.AuthSecret) > 0 {
 		c.auth = true
-		if p, err := VerifyToken(r.URL.Query().Get("token"), s.cfg.AuthSecret, time.Now()); err == nil {
+		if p, err := VerifyToken(r.URL.Query().Get("token"), s.cfg.AuthSecret, s.clock.Now(), s.cfg.AuthRules); err == nil {
 			c.principal = p
 		} else if r.URL.Query().Has("token") {
 			s.log.Info("rejected token; connection is anonymous", "err", err)
@@ -147,6 +155,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.draining.Load() {
 		s.mu.Unlock()
+		c.closeQueue() // its writer is running already
+		<-c.writerDone
 		ws.Close(websocket.StatusGoingAway, "server draining")
 		return
 	}

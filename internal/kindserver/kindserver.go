@@ -46,6 +46,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
 	leaseTimeout := fs.Duration("lease-timeout", 15*time.Second, "how long a resumed turn stays this process's without a renewal; a turn whose process died is finished by the next one (or, on PostgreSQL, any other) once its lease has run out")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
+	audience := fs.String("auth-audience", "", "with -auth-secret: the aud a token must name")
+	issuer := fs.String("auth-issuer", "", "with -auth-secret: the iss a token must carry")
 	origins := fs.String("allowed-origins", "", "comma-separated host `PATTERNS` (path.Match syntax, e.g. example.com,*.example.com) whose browser pages may open a socket; empty allows every origin")
 	var mcpSources []mcp.Source
 	fs.Func("mcp", "use the tools of an MCP server, as `NAME=COMMAND [ARGS…]` (kindkit starts it, stdio) or NAME=https://…/mcp (streamable HTTP); the model sees them as NAME__tool; repeatable", func(v string) error {
@@ -94,7 +96,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			allowed = append(allowed, o)
 		}
 	}
-	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
+	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"
