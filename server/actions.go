@@ -26,6 +26,10 @@ func (c *conn) dispatch(ctx context.Context, data []byte) {
 		c.send(errorEvent("", codeValidation, msgInvalidJSON))
 		return
 	}
+	if len(f.RequestID) > maxRequestID {
+		c.send(errorEvent("", codeValidation, fmt.Sprintf("'requestId' is longer than %d bytes", maxRequestID)))
+		return
+	}
 	switch f.Action {
 	case "":
 		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'action'"))
@@ -50,7 +54,7 @@ func (c *conn) dispatch(ctx context.Context, data []byte) {
 	case "verify_otp":
 		c.verifyOTP(ctx, f)
 	default:
-		c.send(errorEvent(f.RequestID, codeUnsupportedAction, fmt.Sprintf("Unsupported action '%s'", f.Action)))
+		c.send(errorEvent(f.RequestID, codeUnsupportedAction, fmt.Sprintf("Unsupported action '%s'", cut(f.Action, maxEchoedAction))))
 	}
 }
 
@@ -438,6 +442,18 @@ func conversationTitle(first string) string {
 }
 
 const maxTitleRunes = 80
+
+// cut is s cut to at most n bytes, never inside a UTF-8 sequence, with an
+// ellipsis when it was cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	if f.SessionID == "" {

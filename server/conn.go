@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
@@ -20,6 +21,7 @@ type conn struct {
 	auth      bool                      // tokens are checked: conversations are scoped to their owner
 	principal Principal                 // zero when anonymous
 	sessions  map[string]*store.Session // the sessions this connection created, read by its reader only
+	frames    *rate.Limiter             // the frames it may send
 
 	mu       sync.Mutex
 	queue    [][]byte
@@ -34,7 +36,11 @@ type conn struct {
 }
 
 func newConn(s *Server, ws *websocket.Conn) *conn {
-	c := &conn{srv: s, ws: ws, wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
+	limit := rate.Limit(s.cfg.FrameRate)
+	if s.cfg.FrameRate < 0 {
+		limit = rate.Inf
+	}
+	c := &conn{srv: s, ws: ws, frames: rate.NewLimiter(limit, s.cfg.FrameBurst), wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	go c.writeLoop()
 	return c
 }
@@ -71,6 +77,10 @@ func (c *conn) serve(ctx context.Context) {
 		draining := c.draining
 		c.mu.Unlock()
 		if draining {
+			continue
+		}
+		if !c.frames.AllowN(c.srv.clock.Now(), 1) {
+			c.send(errorEvent("", codeRateLimited, msgRateLimited))
 			continue
 		}
 		if typ != websocket.MessageText {

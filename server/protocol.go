@@ -21,6 +21,7 @@ const (
 	codeNoPendingConfirm    = "NO_PENDING_CONFIRMATION"
 	codeInternal            = "INTERNAL_ERROR"
 	codeStorage             = "STORAGE_ERROR"
+	codeRateLimited         = "RATE_LIMITED" // kindkit's: the reference defines it and never sends it
 )
 
 const (
@@ -29,6 +30,9 @@ const (
 	msgInternal       = "Internal error processing the request."
 	msgTurnInProgress = "a turn is already in progress on this connection; cancel it or wait for it to complete"
 	msgFieldsInvalid  = "Some fields need attention."
+	msgRateLimited    = "too many frames on this connection; slow down"
+	maxRequestID      = 256 // bytes of a requestId that are echoed; a longer one is refused
+	maxEchoedAction   = 64  // bytes of an unknown action name that are echoed
 )
 
 // frame is every client action's fields. Fields whose absence differs from

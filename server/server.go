@@ -56,6 +56,15 @@ type Config struct {
 	// server's own origin and clients that send no Origin (not browsers)
 	// are not affected. Empty: every origin, as before.
 	AllowedOrigins []string
+	// FrameRate and FrameBurst bound the frames one connection may send
+	// (per second, and at once): a frame over the bound is answered with
+	// RATE_LIMITED and dropped. Defaults 20/s and 40; a negative FrameRate
+	// means no bound.
+	FrameRate  float64
+	FrameBurst int
+	// MaxConnections bounds the open sockets (default 10000); an upgrade
+	// over it gets 503.
+	MaxConnections int
 	Logger         *slog.Logger
 }
 
@@ -86,6 +95,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.FrameRate == 0 {
+		cfg.FrameRate = 20
+	}
+	if cfg.FrameBurst <= 0 {
+		cfg.FrameBurst = 40
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = 10000
 	}
 	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
 		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
@@ -133,6 +151,13 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, ready bool) {
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		http.Error(w, "server draining", http.StatusServiceUnavailable)
+		return
+	}
+	s.mu.Lock()
+	full := len(s.conns) >= s.cfg.MaxConnections
+	s.mu.Unlock()
+	if full {
+		http.Error(w, "too many connections", http.StatusServiceUnavailable)
 		return
 	}
 	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.cfg.AllowedOrigins) == 0, OriginPatterns: s.cfg.AllowedOrigins}

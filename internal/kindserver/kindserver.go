@@ -49,6 +49,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	audience := fs.String("auth-audience", "", "with -auth-secret: the aud a token must name")
 	issuer := fs.String("auth-issuer", "", "with -auth-secret: the iss a token must carry")
 	origins := fs.String("allowed-origins", "", "comma-separated host `PATTERNS` (path.Match syntax, e.g. example.com,*.example.com) whose browser pages may open a socket; empty allows every origin")
+	frameRate := fs.Float64("frame-rate", 20, "frames per second one connection may send (beyond -frame-burst); more are answered RATE_LIMITED; negative: no bound")
+	frameBurst := fs.Int("frame-burst", 40, "frames one connection may send at once")
+	maxConns := fs.Int("max-connections", 10000, "open sockets at most; an upgrade over it gets 503")
 	var mcpSources []mcp.Source
 	fs.Func("mcp", "use the tools of an MCP server, as `NAME=COMMAND [ARGS…]` (kindkit starts it, stdio) or NAME=https://…/mcp (streamable HTTP); the model sees them as NAME__tool; repeatable", func(v string) error {
 		src, err := mcp.ParseSource(v)
@@ -96,7 +99,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			allowed = append(allowed, o)
 		}
 	}
-	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
+	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns, AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"
