@@ -502,17 +502,21 @@ func insertMessagesQuery(n int) string {
 // AppendMessages appends msgs in one statement (in one transaction when
 // there are many), so they are stored all or none, in order.
 func (s *Store) AppendMessages(ctx context.Context, msgs ...*store.Message) error {
-	return s.write(ctx, len(msgs) > insertRows, func(ex executor) error {
-		for i := 0; i < len(msgs); i += insertRows {
-			if err := s.insertMessages(ctx, ex, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.write(ctx, len(msgs) > insertRows, func(ex executor) error { return s.insertAll(ctx, ex, "", msgs) })
 }
 
-func (s *Store) insertMessages(ctx context.Context, db executor, msgs []*store.Message) error {
+// insertAll appends msgs with ex, insertRows to a statement. conv, when
+// set, is the conversation they go to (a park's), whatever they say.
+func (s *Store) insertAll(ctx context.Context, ex executor, conv string, msgs []*store.Message) error {
+	for i := 0; i < len(msgs); i += insertRows {
+		if err := s.insertMessages(ctx, ex, conv, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) insertMessages(ctx context.Context, db executor, conv string, msgs []*store.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -526,7 +530,11 @@ func (s *Store) insertMessages(ctx context.Context, db executor, msgs []*store.M
 		if err != nil {
 			return s.wrap("append messages", err)
 		}
-		args = append(args, m.ID, m.ConversationID, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID), store.Text(m.ToolName), m.IsError, created)
+		to := m.ConversationID
+		if conv != "" {
+			to = conv
+		}
+		args = append(args, m.ID, to, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID), store.Text(m.ToolName), m.IsError, created)
 	}
 	query := insertMessage
 	if len(msgs) > 1 {
@@ -746,19 +754,6 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 		return nil, false, s.wrap("take park", err)
 	}
 	return p, true, nil
-}
-
-// insertAll appends msgs to conversation conv with ex.
-func (s *Store) insertAll(ctx context.Context, ex executor, conv string, msgs []*store.Message) error {
-	for _, m := range msgs {
-		m.ConversationID = conv
-	}
-	for i := 0; i < len(msgs); i += insertRows {
-		if err := s.insertMessages(ctx, ex, msgs[i:min(i+insertRows, len(msgs))]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // SaveStep updates the owed park only while l holds it, then appends the
