@@ -14,7 +14,6 @@ import (
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	choicesgen "github.com/kindkit/kindkit/gen/choices"
-	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -69,28 +68,10 @@ type askSetup struct {
 // askTurn starts a turn whose model calls tool, then answers "done".
 func askTurn(t *testing.T, st store.Store, tool agent.HostTool, supports []string) *askSetup {
 	t.Helper()
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: tool.Name, Arguments: `{}`, ID: "call-b"}, {Kind: "text", Text: "done"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := clockwork.NewFakeClock()
-	e, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: m, Tools: []agent.HostTool{tool}, Clock: clock, ParkTimeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	ctx := context.Background()
-	if err := st.CreateConversation(ctx, &store.Conversation{ID: "c1", Supports: supports, CreatedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	sess := &store.Session{ID: "s1", ConversationID: "c1"}
-	if err := st.CreateSession(ctx, sess); err != nil {
-		t.Fatal(err)
-	}
+	e := newEngine(t, agent.Config{Store: st, Tools: []agent.HostTool{tool}, Clock: clock,
+		Model: scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: tool.Name, Arguments: `{}`, ID: "call-b"}, agent.ScriptEntry{Kind: "text", Text: "done"})})
+	sess := conversation(t, st, "", supports...)
 	f := newFollower()
 	f.start(e, sess, "book a demo")
 	return &askSetup{st, e, f, sess, clock}
@@ -219,20 +200,11 @@ func TestAskBadSpec(t *testing.T) {
 func TestAskConversational(t *testing.T) {
 	var runs atomic.Int32
 	st := stores(t)["memory"](t)
-	catalog, _ := kinds.All()
-	m, _ := agent.NewScripted([]agent.ScriptEntry{
-		{Kind: "toolCall", Name: "book_demo", Arguments: `{}`, ID: "call-b"},
-		{Kind: "toolCall", Name: "submit_interaction", Arguments: `{"kind":"choices","values":{"answers":[{"header":"Slot","options":["Tue 10:00"]}]}}`, ID: "call-s"},
-		{Kind: "text", Text: "done"},
-	})
-	e, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: m, Tools: []agent.HostTool{bookDemo(&runs, false)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Shutdown(context.Background())
-	st.CreateConversation(context.Background(), &store.Conversation{ID: "c1", CreatedAt: time.Now()})
-	sess := &store.Session{ID: "s1", ConversationID: "c1"}
-	st.CreateSession(context.Background(), sess)
+	e := newEngine(t, agent.Config{Store: st, Tools: []agent.HostTool{bookDemo(&runs, false)}, Model: scripted(t,
+		agent.ScriptEntry{Kind: "toolCall", Name: "book_demo", Arguments: `{}`, ID: "call-b"},
+		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", Arguments: `{"kind":"choices","values":{"answers":[{"header":"Slot","options":["Tue 10:00"]}]}}`, ID: "call-s"},
+		agent.ScriptEntry{Kind: "text", Text: "done"})})
+	sess := conversation(t, st, "")
 	f := newFollower()
 	f.start(e, sess, "book")
 	directive := f.next(t, agent.EventToolResult)

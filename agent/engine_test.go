@@ -116,8 +116,14 @@ func (f *follower) next(t *testing.T, kind agent.EventKind) agent.Event {
 
 const raise = `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to quote"}`
 
+// script is a model that raises a choices card, then replies.
 func script(t *testing.T, reply string) agent.Model {
-	m, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "request_choices", Arguments: raise}, {Kind: "text", Text: reply}})
+	return scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: "request_choices", Arguments: raise}, agent.ScriptEntry{Kind: "text", Text: reply})
+}
+
+func scripted(t *testing.T, entries ...agent.ScriptEntry) agent.Model {
+	t.Helper()
+	m, err := agent.NewScripted(entries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +150,22 @@ func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
 	}
 }
 
-func engine(t *testing.T, st store.Store, m agent.Model, clock clockwork.Clock) *agent.Engine {
+// newEngine runs an engine on cfg, with every kind, until the test ends;
+// ParkTimeout defaults to an hour and LeaseTimeout to 3s.
+func newEngine(t *testing.T, cfg agent.Config) *agent.Engine {
 	t.Helper()
 	catalog, err := kinds.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: m, Clock: clock,
-		ParkTimeout: time.Hour, LeaseTimeout: 3 * time.Second})
+	cfg.Catalog = catalog
+	if cfg.ParkTimeout == 0 {
+		cfg.ParkTimeout = time.Hour
+	}
+	if cfg.LeaseTimeout == 0 {
+		cfg.LeaseTimeout = 3 * time.Second
+	}
+	e, err := agent.NewEngine(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,10 +173,16 @@ func engine(t *testing.T, st store.Store, m agent.Model, clock clockwork.Clock) 
 	return e
 }
 
-func conversation(t *testing.T, st store.Store) *store.Session {
+func engine(t *testing.T, st store.Store, m agent.Model, clock clockwork.Clock) *agent.Engine {
+	return newEngine(t, agent.Config{Store: st, Model: m, Clock: clock})
+}
+
+// conversation makes conversation c1 of owner, with the capabilities
+// supports, and its session s1.
+func conversation(t *testing.T, st store.Store, owner string, supports ...string) *store.Session {
 	t.Helper()
 	ctx := context.Background()
-	conv := &store.Conversation{ID: "c1", Supports: []string{"choice_chips"}, CreatedAt: time.Now()}
+	conv := &store.Conversation{ID: "c1", Owner: owner, Supports: supports, CreatedAt: time.Now()}
 	if err := st.CreateConversation(ctx, conv); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +217,7 @@ func TestEngineParkSubmitReply(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			e := engine(t, st, script(t, "Pro it is."), clockwork.NewFakeClock())
-			sess := conversation(t, st)
+			sess := conversation(t, st, "", "choice_chips")
 			f := newFollower()
 			f.start(e, sess, "hello")
 			prompt := f.next(t, agent.EventPrompt)
@@ -262,7 +282,7 @@ func TestEngineTakeover(t *testing.T) {
 			dead := &blocking{released: make(chan struct{})}
 			a := engine(t, st, dead, clock)
 			t.Cleanup(dead.release) // before a's shutdown, even when the test fails
-			sess := conversation(t, st)
+			sess := conversation(t, st, "", "choice_chips")
 			f := newFollower()
 			f.start(a, sess, "hello")
 			f.next(t, agent.EventPrompt)
@@ -299,7 +319,7 @@ func TestEngineDeadline(t *testing.T) {
 			st := open(t)
 			clock := clockwork.NewFakeClock()
 			e := engine(t, st, script(t, "Maybe later."), clock)
-			sess := conversation(t, st)
+			sess := conversation(t, st, "", "choice_chips")
 			f := newFollower()
 			f.start(e, sess, "hello")
 			f.next(t, agent.EventPrompt)

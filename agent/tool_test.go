@@ -7,12 +7,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -47,30 +45,11 @@ func TestNewToolSchema(t *testing.T) {
 // then answers "done", and returns the tool result event.
 func toolTurn(t *testing.T, tools []agent.HostTool, confirm []string, name, args string) (agent.Event, *follower, *agent.Engine, store.Store) {
 	t.Helper()
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: name, Arguments: args, ID: "call-7"}, {Kind: "text", Text: "done"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := memstore.New()
-	e, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: m, Tools: tools, ConfirmTools: confirm, Clock: clockwork.NewFakeClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	ctx := context.Background()
-	if err := st.CreateConversation(ctx, &store.Conversation{ID: "c1", Owner: "alice", CreatedAt: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	sess := &store.Session{ID: "s1", ConversationID: "c1"}
-	if err := st.CreateSession(ctx, sess); err != nil {
-		t.Fatal(err)
-	}
+	e := newEngine(t, agent.Config{Store: st, Tools: tools, ConfirmTools: confirm, Clock: clockwork.NewFakeClock(),
+		Model: scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: name, Arguments: args, ID: "call-7"}, agent.ScriptEntry{Kind: "text", Text: "done"})})
 	f := newFollower()
-	f.start(e, sess, "book me in")
+	f.start(e, conversation(t, st, "alice"), "book me in")
 	if len(confirm) > 0 {
 		return agent.Event{}, f, e, st
 	}
@@ -137,17 +116,10 @@ func TestHostToolCancel(t *testing.T) {
 		stopped.Store(true)
 		return nil, ctx.Err()
 	})
-	catalog, _ := kinds.All()
-	m, _ := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "wait", Arguments: `{}`}})
 	st := memstore.New()
-	e, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: m, Tools: []agent.HostTool{wait}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Shutdown(context.Background())
-	st.CreateConversation(context.Background(), &store.Conversation{ID: "c1", CreatedAt: time.Now()})
-	sess := &store.Session{ID: "s1", ConversationID: "c1"}
-	st.CreateSession(context.Background(), sess)
+	e := newEngine(t, agent.Config{Store: st, Tools: []agent.HostTool{wait},
+		Model: scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: "wait", Arguments: `{}`})})
+	sess := conversation(t, st, "")
 	tr := e.NewTurn(nil, sess, "r1")
 	tr.Start("wait")
 	<-started
