@@ -5,33 +5,15 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/server"
 )
-
-// logSink keeps every log line.
-type logSink struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // failSecond raises a card, and fails the model call after it.
 type failSecond struct{}
@@ -48,7 +30,7 @@ func (m *failSecond) Respond(ctx context.Context, req agent.ModelRequest, onText
 // that fails log no token, secret, conversation id or session id, even at
 // debug level.
 func TestLogsKeepSecrets(t *testing.T) {
-	sink := &logSink{}
+	sink := &syncbuf.Buffer{}
 	secret := []byte("a-secret-of-the-host")
 	clock := clockwork.NewFakeClock()
 	_, url := startServer(t, server.Config{Model: &failSecond{}, AuthSecret: secret, Clock: clock, ParkTimeout: time.Hour,

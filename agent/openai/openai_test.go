@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -18,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/store"
 )
@@ -26,29 +25,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const testKey = "sk-test-secret-0123456789"
 
-// syncBuffer is a log sink safe for the retry loop and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newModel is a model of the fake server with tiny retry delays; edit
 // adjusts the config.
-func newModel(t *testing.T, baseURL string, edit func(*Config)) (*Model, *syncBuffer) {
+func newModel(t *testing.T, baseURL string, edit func(*Config)) (*Model, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cfg := Config{
 		BaseURL:    baseURL,
 		Model:      "fake-model",

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/sqlstore"
@@ -68,7 +69,7 @@ const script = `[
 type proc struct {
 	cmd *exec.Cmd
 	url string
-	log *lockedWriter // its stderr
+	log *syncbuf.Buffer // its stderr
 }
 
 // start runs kindserver with the scripted model on store, on a free port.
@@ -84,7 +85,7 @@ func start(t *testing.T, store string, extra ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, log: &lockedWriter{b: &strings.Builder{}}}
+	p := &proc{cmd: cmd, log: &syncbuf.Buffer{}}
 	cmd.Stderr = p.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -117,24 +118,6 @@ func start(t *testing.T, store string, extra ...string) *proc {
 		t.Fatalf("kindserver did not start:\n%s", p.log.String())
 	}
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-// String is what was written so far, safe while the process writes.
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }
 
 func (p *proc) kill9(t *testing.T) {

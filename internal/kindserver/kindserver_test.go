@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/internal/wstest"
 )
 
@@ -103,8 +103,8 @@ func TestKnowledge(t *testing.T) {
 func serve(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	errs := &syncBuffer{}
+	out := &syncbuf.Buffer{}
+	errs := &syncbuf.Buffer{}
 	done := make(chan int)
 	go func() { done <- Run(ctx, append(args, "-addr", "127.0.0.1:0"), out, errs) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -131,23 +131,6 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("GET /%s: %d, body lacks %q", path, resp.StatusCode, want)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A store URL's password, in its user info or as a query parameter, is
