@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/mcptest"
 )
 
 // These tests run the reference MCP server from npm
@@ -21,14 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func everything(t *testing.T) Source {
 	t.Helper()
-	main := os.Getenv("KINDKIT_TEST_MCP_EVERYTHING")
-	if main == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("KINDKIT_TEST_MCP_EVERYTHING is not set in CI: install the server with scripts/mcp.sh")
-		}
-		t.Skip(`KINDKIT_TEST_MCP_EVERYTHING not set; eval "$(scripts/mcp.sh | tail -1)" to run the MCP tests`)
-	}
-	src, err := ParseSource("everything=node " + main + " stdio")
+	src, err := ParseSource("everything=node " + mcptest.Everything(t) + " stdio")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/internal/mcptest"
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/store"
@@ -359,13 +360,7 @@ func TestTakeoverByAnotherProcess(t *testing.T) {
 // With confirmTools naming it, the call waits for a person's approval
 // first, as any tool does.
 func TestMCPTools(t *testing.T) {
-	main := os.Getenv("KINDKIT_TEST_MCP_EVERYTHING")
-	if main == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("KINDKIT_TEST_MCP_EVERYTHING is not set in CI: install the server with scripts/mcp.sh")
-		}
-		t.Skip(`KINDKIT_TEST_MCP_EVERYTHING not set; eval "$(scripts/mcp.sh | tail -1)"`)
-	}
+	main := mcptest.Everything(t)
 	for _, gated := range []bool{false, true} {
 		t.Run(map[bool]string{false: "call", true: "confirmed call"}[gated], func(t *testing.T) {
 			confirm := `[]`
