@@ -61,11 +61,12 @@ func TestHealth(t *testing.T) {
 }
 
 // TestAllowedOrigins: with AllowedOrigins set, a page from another origin
-// cannot open a socket; an allowed one and a client that sends no Origin
-// can.
+// cannot open a socket; an allowed one, the server's own page and a client
+// that sends no Origin can.
 func TestAllowedOrigins(t *testing.T) {
 	s := servertest.Start(t, server.Config{Model: agent.Demo{}, AllowedOrigins: []string{"chat.example.com"}}, nil)
-	for origin, want := range map[string]int{"https://chat.example.com": 101, "https://evil.example": 403, "": 101} {
+	for origin, want := range map[string]int{"https://chat.example.com": 101, "https://evil.example": 403, "": 101,
+		"http://" + s.Addr(): 101} { // the server's own page
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		h := http.Header{}
 		if origin != "" {
