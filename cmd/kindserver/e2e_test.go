@@ -297,8 +297,9 @@ func history(t *testing.T, url, conv, newest string) {
 }
 
 // messages resumes the conversation without the capability... which would
-// answer a pending park through the fallback, so it declares it and
-// ignores a re-sent card.
+// answer a pending park through the fallback, so it declares it, and reads
+// past a re-sent card and past the events of a turn that the park's
+// deadline resumes on this very connection meanwhile.
 func messages(t *testing.T, url, conv string) []any {
 	t.Helper()
 	c := wstest.Dial(t, url)
@@ -308,8 +309,8 @@ func messages(t *testing.T, url, conv string) []any {
 	c.Send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
 	for {
 		ev := c.Next()
-		if ev["type"] == "interaction_required" {
-			continue
+		if ev["requestId"] != "h" {
+			continue // the card, or the resumed turn's events (requestId T)
 		}
 		if ev["type"] != "immediate_response" {
 			t.Fatalf("history: %v", ev)
