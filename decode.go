@@ -13,8 +13,10 @@ import (
 // A submit's values are read once: parse turns the bytes into the generic
 // tree the schema validator walks (numbers kept exact as json.Number), and
 // fill copies that tree into the kind's struct, so the bytes are not
-// decoded twice. Both accept exactly what encoding/json accepts and give
-// the same result (fuzzed against it in decode_test.go).
+// decoded twice. Both accept what encoding/json accepts and give the same
+// result (fuzzed against it in decode_test.go), except an object that
+// repeats a key: encoding/json keeps the last value, or merges the values
+// into a struct, so which answer was meant is a guess; parse refuses it.
 
 // parse reads one JSON value; data after it is an error.
 func parse(data []byte) (any, error) {
@@ -100,9 +102,14 @@ func (p *parser) object(depth int) (any, error) {
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
 			return nil, p.fail("expected a string key")
 		}
+		start := p.i
 		k, err := p.string()
 		if err != nil {
 			return nil, err
+		}
+		if _, dup := m[k.(string)]; dup {
+			p.i = start
+			return nil, p.fail(fmt.Sprintf("duplicate key %q", shortKey(k.(string))))
 		}
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
@@ -392,4 +399,18 @@ func structFields(t reflect.Type) []field {
 	}
 	fieldCache.Store(t, fields)
 	return fields
+}
+
+// shortKey is a key as an error names it: at most 64 bytes of it, so an
+// error never echoes a huge input back.
+func shortKey(k string) string {
+	const n = 64
+	if len(k) <= n {
+		return k
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(k[i]) {
+		i--
+	}
+	return k[:i] + "…"
 }

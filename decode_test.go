@@ -28,20 +28,20 @@ var parseSeeds = []string{
 	`{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Billing"],"other":"Partnerships"}]}`,
 	`{"a":1,"b":-0.5e+10,"c":[true,false,null],"d":"\u00e9\ud83d\ude00\n","e":{}}`,
 	`"\xff\xfe"`, `"\ud800"`, `[1,]`, `{"a":1,}`, `01`, `-`, `1.`, `1e`, `.5`, `{"a" 1}`, `[`, `{}{}`, ` 7 `, `"a\tb"`,
-	`{"k":"v","k":"w"}`, `nul`, `truex`, "\"\x01\"", `{"a":[{"b":[{"c":[]}]}]}`,
+	`{"k":"v","k":"w"}`, `{"a":1,"\u0061":2}`, `[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `nul`, `truex`, "\"\x01\"", `{"a":[{"b":[{"c":[]}]}]}`,
 }
 
 // FuzzParse: parse accepts exactly the single JSON values encoding/json
-// accepts, and reads them to the same tree.
+// accepts that repeat no key, and reads them to the same tree.
 func FuzzParse(f *testing.F) {
 	for _, s := range parseSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := parse(data)
-		valid := json.Valid(data)
+		valid := json.Valid(data) && !repeatsKey(data)
 		if (err == nil) != valid {
-			t.Fatalf("parse(%q) error %v, but json.Valid = %v", data, err, valid)
+			t.Fatalf("parse(%q) error %v, but valid without a repeated key = %v", data, err, valid)
 		}
 		if !valid {
 			return
@@ -54,6 +54,62 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parse(%q) = %#v, encoding/json reads %#v", data, got, want)
 		}
 	})
+}
+
+// repeatsKey reports an object in valid JSON data that has a key twice,
+// as encoding/json's tokenizer unescapes them.
+func repeatsKey(data []byte) bool {
+	type level struct {
+		keys  map[string]bool // nil in an array
+		value bool            // an object's next token is a value
+	}
+	var stack []level
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			top := &stack[n-1]
+			if k, ok := tok.(string); ok && !top.value {
+				if top.keys[k] {
+					return true
+				}
+				top.keys[k], top.value = true, true
+				continue
+			}
+			top.value = false
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, level{keys: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, level{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
+
+// A key twice in one object is refused, named, at any depth; the same key
+// in sibling or nested objects, or in another case, is no repeat.
+func TestParseRepeatedKey(t *testing.T) {
+	for data, want := range map[string]string{
+		`{"k":"v","k":"w"}`: `duplicate key "k" at offset 9`,
+		`{"nested":{"header":"a"},"nested":{"score":1}}`: `duplicate key "nested" at offset 25`,
+		`{"a":1,"\u0061":2}`:                             `duplicate key "a" at offset 7`,
+		`[{"answers":[{"header":"x","header":"y"}]}]`:    `duplicate key "header" at offset 27`,
+	} {
+		if _, err := parse([]byte(data)); err == nil || err.Error() != want {
+			t.Errorf("parse(%s): %v, want %s", data, err, want)
+		}
+	}
+	for _, data := range []string{`[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `{"a":1,"A":2}`} {
+		if _, err := parse([]byte(data)); err != nil {
+			t.Errorf("parse(%s): %v", data, err)
+		}
+	}
 }
 
 type fillOption struct {
@@ -89,6 +145,7 @@ func FuzzFill(f *testing.F) {
 		`{"score":1.5}`, `{"score":"1"}`, `{"small":300}`, `{"score":1e2}`, `{"extra":{"a":[1,{"b":null}]},"any":[1,"x"]}`,
 		`{"nested":{"nested":{"header":"deep"}}}`, `{"header":null,"multi":null,"options":null}`, `[]`, `"x"`, `null`,
 		`{"-":"x","Skipped":"y","internal":"z"}`, `{"picks":[null,"a"]}`, `{"ratio":1e999}`,
+		`{"nested":{"header":"a"},"nested":{"score":1}}`,
 	} {
 		f.Add([]byte(s))
 	}

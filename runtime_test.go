@@ -95,6 +95,7 @@ func TestParseRaise(t *testing.T) {
 		"empty arguments": {args: ``, err: "invalid arguments for request_note: topic: this field is required. Fix the arguments and call the tool again."},
 		"not JSON":        {args: `{"topic":`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected end of JSON input at offset 9. Fix the arguments and call the tool again."},
 		"trailing data":   {args: `{"topic":"a"} {}`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected data after the JSON value at offset 14. Fix the arguments and call the tool again."},
+		"repeated key":    {args: `{"topic":"a","topic":"b"}`, err: "invalid arguments for request_note: arguments are not valid JSON: duplicate key \"topic\" at offset 13. Fix the arguments and call the tool again."},
 		"not an object":   {args: `["cats"]`, err: "invalid arguments for request_note: arguments must be a JSON object. Fix the arguments and call the tool again."},
 		"reason a number": {args: `{"topic":"cats","reason":5}`, err: "invalid arguments for request_note: reason: must be a string. Fix the arguments and call the tool again."},
 		"every schema error": {args: `{"topic":"too long","tags":["a",1,"c"],"x":true}`,
@@ -148,6 +149,7 @@ func TestValidate(t *testing.T) {
 		"missing":         {spec: &raise.Spec, values: `{}`, normalizes: true, errs: []kindkit.FieldError{{Field: "text", Message: "this field is required"}}},
 		"wrong type":      {spec: &raise.Spec, values: `"text"`, normalizes: true, errs: []kindkit.FieldError{{Field: "values", Message: "must be an object, not string"}}},
 		"not JSON":        {spec: &raise.Spec, values: `{"text":`, errs: []kindkit.FieldError{{Field: "values", Message: "invalid values shape: unexpected end of JSON input at offset 8"}}},
+		"repeated key":    {spec: &raise.Spec, values: `{"text":"a","text":"b"}`, errs: []kindkit.FieldError{{Field: "values", Message: `invalid values shape: duplicate key "text" at offset 12`}}},
 		"bad stored spec": {spec: &kindkit.Spec{JSON: json.RawMessage(`{"topic":7}`)}, values: `{"text":"a"}`, errs: []kindkit.FieldError{{Field: "values", Message: "the question can no longer be checked: load note spec: json: cannot unmarshal number into Go struct field noteSpec.topic of type string"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
