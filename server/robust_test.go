@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 )
@@ -76,18 +78,33 @@ func TestOversizedFrame(t *testing.T) {
 // A client that never reads loses its connection once its queue is full;
 // other connections go on.
 func TestClientThatStopsReading(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &agent.Scripted{}})
+	sink := &syncbuf.Buffer{}
+	_, url := startServer(t, server.Config{Model: &agent.Scripted{}, FrameRate: -1, Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	slow, other := dial(t, url), dial(t, url)
-	ping := []byte(`{"action":"ping","requestId":"` + strings.Repeat("p", 60<<10) + `"}`)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ping := []byte(`{"action":"ping","requestId":"` + strings.Repeat("p", 256) + `"}`) // the longest echoed
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for i := 0; i < 400; i++ {
+	// Ping without reading until the server logs that the queue is full, and
+	// read then: the server waits only seconds for a client to take its
+	// close frame. The cap is several times what the queue and the socket
+	// buffers hold.
+	sent := 0
+	for ; sent < 100_000 && !strings.Contains(sink.String(), "client is not reading"); sent++ {
 		if err := slow.WS.Write(ctx, websocket.MessageText, ping); err != nil {
-			break // the server closed the connection: that is the point
+			t.Fatalf("ping %d: %v", sent, err)
 		}
 	}
 	other.Send(`{"action":"ping","requestId":"p"}`)
 	other.Expect("pong")
+	for got := 0; got < sent; got++ {
+		if _, _, err := slow.WS.Read(ctx); err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+				t.Fatalf("after %d of %d pongs: %v, want the server's close for a client that does not read", got, sent, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("all %d pongs arrived: the server never closed a client that did not read", sent)
 }
 
 func create(c *client, supports string) string {
