@@ -19,10 +19,11 @@
 #
 # Environment: D1, D50, D200 (how long each cycle run starts cycles) and
 # N1, N50, N200 (a bound on its cycles), HOLD (parks), RECONNECT (sessions),
-# KINDKIT_ADDR, FLOOR_ADDR, KINDKIT_TEST_POSTGRES (a cluster to use instead
-# of scripts/postgres.sh's), and LOAD_OUT (a directory to keep each run's
-# JSON and the server logs in). Exit status 1 when a run failed, broke the
-# event order or did not run.
+# KINDKIT_ADDR, DEBUG_ADDR (kindserver's -debug-addr, where kindload reads
+# its /debug/stats), FLOOR_ADDR, KINDKIT_TEST_POSTGRES (a cluster to use
+# instead of scripts/postgres.sh's), and LOAD_OUT (a directory to keep each
+# run's JSON and the server logs in). Exit status 1 when a run failed, broke
+# the event order or did not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -39,7 +40,8 @@ RETENTION=5s  # the memory store's; hold waits past it (-after) before measuring
 AFTER=8s      # retention + its sweep interval (retention/4) + slack
 KINDKIT_ADDR=${KINDKIT_ADDR:-127.0.0.1:18787}
 FLOOR_ADDR=${FLOOR_ADDR:-127.0.0.1:18788}
-for a in "$KINDKIT_ADDR" "$FLOOR_ADDR"; do
+DEBUG_ADDR=${DEBUG_ADDR:-127.0.0.1:18789}
+for a in "$KINDKIT_ADDR" "$FLOOR_ADDR" "$DEBUG_ADDR"; do
   case $a in
     127.*|localhost:*|\[::1\]:*) ;;
     *) echo "load.sh: $a is not a loopback address" >&2; exit 2 ;;
@@ -119,10 +121,11 @@ kindserver_pid=
 # start_kindserver STORE-NAME ARGS...: starts kindserver on KINDKIT_ADDR.
 start_kindserver() {
   local name=$1; shift
-  "$tmp/kindserver" -addr "$KINDKIT_ADDR" -debug-stats "$@" >"$tmp/kindserver-$name.log" 2>&1 &
+  "$tmp/kindserver" -addr "$KINDKIT_ADDR" -debug-addr "$DEBUG_ADDR" "$@" >"$tmp/kindserver-$name.log" 2>&1 &
   kindserver_pid=$!
   pids+=("$kindserver_pid")
   up "$KINDKIT_ADDR"
+  up "$DEBUG_ADDR"
   echo "--- kindserver $* (pid $kindserver_pid) on $KINDKIT_ADDR; canned floor pid $floor_pid on $FLOOR_ADDR; $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
@@ -150,19 +153,19 @@ failed_runs=()
 # or floor) into $tmp/WHO-NAME.json.
 measure() {
   local who=$1 name=$2; shift 2
-  local addr=$KINDKIT_ADDR pid=$kindserver_pid
-  if [ "$who" = floor ]; then addr=$FLOOR_ADDR pid=$floor_pid; fi
+  local addr=$KINDKIT_ADDR stats=$DEBUG_ADDR pid=$kindserver_pid
+  if [ "$who" = floor ]; then addr=$FLOOR_ADDR stats=$FLOOR_ADDR pid=$floor_pid; fi
   if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
     echo "load.sh: the $who server is gone; $name not run" >&2
     : >"$tmp/$who-$name.json"
     failures=$((failures + 1)); failed_runs+=("$who/$name (not run)")
     return
   fi
-  echo "--- $name against $who: kindload -addr $addr $*"
+  echo "--- $name against $who: kindload -addr $addr -stats-addr $stats $*"
   local code=0 cpu0 cpu1
   cpu0=$(head -1 /proc/stat)
   # In the background, so that a signal to this script stops it at once.
-  "$tmp/kindload" -addr "$addr" -json "$@" >"$tmp/$who-$name.json" 2>"$tmp/$who-$name.err" &
+  "$tmp/kindload" -addr "$addr" -stats-addr "$stats" -json "$@" >"$tmp/$who-$name.json" 2>"$tmp/$who-$name.err" &
   local kl=$!
   pids+=("$kl")
   wait "$kl" || code=$?

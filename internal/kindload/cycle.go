@@ -25,9 +25,19 @@ type Config struct {
 	Timeout         time.Duration // bound on one cycle, or on one park or resume
 	Tail            bool          // ping after eventual_response and check up to the pong
 	PID             int           // server process; 0 = ask /debug/stats
+	StatsAddr       string        // host:port serving /debug/stats; "" = Addr
 }
 
 func (c Config) url() string { return "ws://" + c.Addr + c.Path }
+
+// statsAddr is where /debug/stats is read: kindserver serves it on its
+// -debug-addr, the canned floor beside /ws.
+func (c Config) statsAddr() string {
+	if c.StatsAddr != "" {
+		return c.StatsAddr
+	}
+	return c.Addr
+}
 
 // ms is a duration in milliseconds, rounded to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -61,7 +71,7 @@ func serverPID(ctx context.Context, cfg Config) int {
 	if cfg.PID != 0 {
 		return cfg.PID
 	}
-	st, err := fetchStats(ctx, cfg.Addr, false)
+	st, err := fetchStats(ctx, cfg.statsAddr(), false)
 	if err != nil {
 		return 0
 	}
@@ -161,7 +171,7 @@ func (r *CycleReport) Print(w io.Writer) {
 	if r.ServerCPUMsPerCycle != nil {
 		fmt.Fprintf(w, "  server CPU %.3f ms/cycle (pid %d, utime+stime)", *r.ServerCPUMsPerCycle, r.ServerPID)
 	} else {
-		fmt.Fprintf(w, "  server CPU unknown (no /debug/stats and no -pid)")
+		fmt.Fprintf(w, "  server CPU unknown (no /debug/stats on -stats-addr and no -pid)")
 	}
 	fmt.Fprintf(w, "; kindload's own CPU %.3f ms/cycle\n", r.ClientCPUMsPerCycle)
 	printSamples(w, "errors", r.ErrorSamples)

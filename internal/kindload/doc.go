@@ -14,7 +14,8 @@
 //     writing send_message to reading interaction_required and from
 //     writing submit_interaction to reading eventual_response, and the
 //     server's CPU time per cycle (utime+stime of /proc/PID/stat, in 10 ms
-//     ticks, PID from GET /debug/stats or -pid) next to kindload's own.
+//     ticks, PID from GET /debug/stats on -stats-addr, or -pid) next to
+//     kindload's own.
 //     The latencies leave the dial out. With -tail each cycle also pings
 //     after the eventual_response and checks every event up to the pong,
 //     which catches events sent after the terminal one.

@@ -73,7 +73,7 @@ func takeSnapshot(ctx context.Context, cfg Config, pid int) (snapshot, error) {
 		return s, fmt.Errorf("server pid %d: %w (is it on this machine?)", pid, err)
 	}
 	s.cpu = cpu
-	if s.st, err = fetchStats(ctx, cfg.Addr, true); err != nil {
+	if s.st, err = fetchStats(ctx, cfg.statsAddr(), true); err != nil {
 		return s, err
 	}
 	if s.rss, err = procRSS(pid); err != nil {
@@ -108,7 +108,7 @@ func RunHold(ctx context.Context, cfg Config) (*HoldReport, error) {
 	if cfg.DialConcurrency < 1 {
 		cfg.DialConcurrency = 1
 	}
-	st, err := fetchStats(ctx, cfg.Addr, false)
+	st, err := fetchStats(ctx, cfg.statsAddr(), false)
 	if err != nil {
 		return nil, fmt.Errorf("hold mode needs the server's stats: %w", err)
 	}

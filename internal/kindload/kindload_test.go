@@ -7,11 +7,15 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/internal/debugstats"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -98,6 +102,26 @@ func TestHoldAgainstCanned(t *testing.T) {
 	}
 	if r.ResidualGoroutines > 0 {
 		t.Errorf("%d goroutines left after the sessions ended", r.ResidualGoroutines)
+	}
+}
+
+// -stats-addr is where /debug/stats is read, as from kindserver's
+// -debug-addr; a server that serves none there leaves its CPU unknown.
+func TestStatsAddr(t *testing.T) {
+	addr := startCanned(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/stats", debugstats.Handler)
+	for _, c := range []struct {
+		stats http.Handler
+		known bool
+	}{{mux, true}, {http.NotFoundHandler(), false}} {
+		hs := httptest.NewServer(c.stats)
+		var r CycleReport
+		run(t, &r, "-addr", addr, "-stats-addr", strings.TrimPrefix(hs.URL, "http://"), "-n", "2")
+		hs.Close()
+		if r.OK != 2 || (r.ServerPID != 0) != c.known || (r.ServerCPUMsPerCycle != nil) != c.known {
+			t.Errorf("stats served %v: ok %d, pid %d, CPU %v", c.known, r.OK, r.ServerPID, r.ServerCPUMsPerCycle)
+		}
 	}
 }
 

@@ -42,7 +42,7 @@ func fetchStats(ctx context.Context, addr string, gc bool) (debugstats.Stats, er
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return st, fmt.Errorf("GET %s: %s (run kindserver with -debug-stats)", url, resp.Status)
+		return st, fmt.Errorf("GET %s: %s (run kindserver with -debug-addr, and kindload with -stats-addr naming it)", url, resp.Status)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		return st, fmt.Errorf("GET %s: %w", url, err)

@@ -28,10 +28,11 @@ const usage = `kindload measures a Rich Interactions server (kindkit's kindserve
   kindload -canned HOST:PORT
       serve the same frames with no logic (the floor) until SIGINT/SIGTERM.
 
-The server should serve GET /debug/stats (kindserver -debug-stats) for its
-pid, memory and goroutines; CPU and RSS are read from /proc, so it must run
-on this machine. Exit status: 0, or 1 when a session failed or broke the
-event order, 2 for bad flags.
+The server should serve GET /debug/stats on -stats-addr for its pid, memory
+and goroutines (kindserver serves it on its -debug-addr; the default, -addr,
+suits the canned floor); CPU and RSS are read from /proc, so it must run on
+this machine. Exit status: 0, or 1 when a session failed or broke the event
+order, 2 for bad flags.
 
 Flags:
 `
@@ -58,6 +59,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on one cycle (hold and reconnect modes: on one park, and on one resume)")
 	fs.BoolVar(&cfg.Tail, "tail", false, "after eventual_response, ping and check every event up to the pong (catches events after the terminal one; costs a round trip)")
 	fs.IntVar(&cfg.PID, "pid", 0, "the server's process id (default: the pid /debug/stats reports)")
+	fs.StringVar(&cfg.StatsAddr, "stats-addr", "", "the `host:port` serving GET /debug/stats, e.g. kindserver's -debug-addr (default: -addr)")
 	canned := fs.String("canned", "", "serve the canned floor on `host:port` until SIGINT/SIGTERM")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the summary")
 	if err := fs.Parse(args); err != nil {

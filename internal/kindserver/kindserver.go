@@ -61,7 +61,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return err
 	})
 	verbose := fs.Bool("v", false, "log debug messages")
-	debugStats := fs.Bool("debug-stats", false, "serve memory and goroutine counts at /debug/stats (for kindload) and profiles at /debug/pprof/")
+	debugAddr := fs.String("debug-addr", "", "serve /debug/stats (memory and goroutine counts, for kindload) and /debug/pprof/ on a second listener at `ADDR`, never on -addr; they ask for no auth, so keep ADDR private (e.g. 127.0.0.1:6060); empty: off")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -167,6 +167,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("listen", "addr", *addr, "err", err)
 		return 1
 	}
+	served := make(chan error, 2)
+	var debug *http.Server
+	if *debugAddr != "" { // printed first: the main line says all is up
+		dln, err := net.Listen("tcp", *debugAddr)
+		if err != nil {
+			ln.Close()
+			srv.Close()
+			log.Error("listen", "debugAddr", *debugAddr, "err", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "kindkit debug listening on http://%s/debug/stats and http://%s/debug/pprof/\n", dln.Addr(), dln.Addr())
+		debug = &http.Server{Handler: debugMux(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { served <- debug.Serve(dln) }()
+	}
 	log.Info("serving", "store", redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout)
 	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws (chat page: http://%s/)\n", ln.Addr(), ln.Addr())
 	mux := http.NewServeMux()
@@ -174,16 +188,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	mux.Handle("/healthz", srv)
 	mux.Handle("/readyz", srv)
 	mux.Handle("/", web.Handler(catalog))
-	if *debugStats {
-		mux.HandleFunc("/debug/stats", debugstats.Handler)
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
 	case err := <-served:
+		if debug != nil {
+			debug.Close()
+		}
+		hs.Close()
 		srv.Close()
 		log.Error("serve", "err", err)
 		return 1
@@ -198,8 +210,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := hs.Shutdown(dctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	if debug != nil {
+		if err := debug.Shutdown(dctx); err != nil {
+			log.Warn("debug http shutdown", "err", err)
+		}
+	}
 	log.Info("stopped")
 	return 0
+}
+
+// debugMux serves the -debug-addr listener. It is apart from the main one,
+// which may face the internet, since neither handler asks who is calling.
+func debugMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/stats", debugstats.Handler)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	return mux
 }
 
 // openStore opens the store a -store value names.

@@ -83,7 +83,7 @@ func TestKnowledge(t *testing.T) {
 		"script":     {"-store", "memory", "-script", "testdata/knowledge-script.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			base := serve(t, args...)
+			base, _ := serve(t, args...)
 			c := wstest.Dial(t, "ws"+strings.TrimPrefix(base, "http")+"ws")
 			c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a"}`)
 			sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
@@ -99,8 +99,9 @@ func TestKnowledge(t *testing.T) {
 }
 
 // serve runs kindserver with args on a free port until the test ends and
-// returns the chat page's address (http://host:port/).
-func serve(t *testing.T, args ...string) string {
+// returns the chat page's address (http://host:port/), from the line it
+// prints last, and all it printed.
+func serve(t *testing.T, args ...string) (base, stdout string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncbuf.Buffer{}
@@ -110,16 +111,16 @@ func serve(t *testing.T, args ...string) string {
 	t.Cleanup(func() { cancel(); <-done })
 	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
 		if _, rest, ok := strings.Cut(out.String(), "(chat page: "); ok {
-			return strings.TrimSuffix(strings.TrimSpace(rest), ")")
+			return strings.TrimSuffix(strings.TrimSpace(rest), ")"), out.String()
 		}
 	}
 	t.Fatalf("no chat page address printed; stderr:\n%s", errs.String())
-	return ""
+	return "", ""
 }
 
 // The chat page, /kinds, /healthz and /ws are served on one port.
 func TestRoutes(t *testing.T) {
-	base := serve(t, "-store", "memory")
+	base, _ := serve(t, "-store", "memory")
 	for path, want := range map[string]string{"": "<html", "kinds": `"toolName":"request_choices"`, "healthz": "ok"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -129,6 +130,32 @@ func TestRoutes(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("GET /%s: %d, body lacks %q", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// /debug/stats and /debug/pprof/ are served on -debug-addr only, never on
+// the main address.
+func TestDebugAddr(t *testing.T) {
+	base, stdout := serve(t, "-store", "memory", "-debug-addr", "127.0.0.1:0")
+	_, rest, ok := strings.Cut(stdout, "kindkit debug listening on ")
+	if !ok {
+		t.Fatalf("no debug address printed:\n%s", stdout)
+	}
+	debug, _, _ := strings.Cut(rest, "debug/stats")
+	plain, _ := serve(t, "-store", "memory")
+	for url, want := range map[string]int{
+		base + "debug/pprof/": 404, base + "debug/stats": 404,
+		debug + "debug/pprof/": 200, debug + "debug/stats": 200,
+		plain + "debug/pprof/": 404, plain + "debug/stats": 404,
+	} {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", url, resp.StatusCode, want)
 		}
 	}
 }
