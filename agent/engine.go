@@ -44,8 +44,11 @@ type Config struct {
 	// outlive the process; otherwise they resolve no_response so every turn
 	// finishes before the process exits.
 	KeepParksOnDrain bool
-	Clock            clockwork.Clock // default the real clock
-	Logger           *slog.Logger
+	// Observer, when set, is told every turn event and every park taken,
+	// for the conversation's other followers (the server's fan-out).
+	Observer Observer
+	Clock    clockwork.Clock // default the real clock
+	Logger   *slog.Logger
 }
 
 // Engine runs turns and owns every park's life: it parks a turn, shows the
@@ -215,6 +218,7 @@ func (e *Engine) sweep() {
 		}
 		e.log.Info("taking over a turn owed a reply", "interactionId", p.ID)
 		t := e.newTurn(nil, sess, taken.Turn)
+		t.after = p.ID
 		e.hold(t, l)
 		t.goRun(t.run)
 	}
@@ -276,6 +280,22 @@ func (e *Engine) unpark(id string) *Turn {
 func (e *Engine) claimParked(id string) {
 	if t := e.unpark(id); t != nil && t.follower != nil {
 		t.follower.Release(t)
+	}
+}
+
+// ReleasePark is told that another process took park id: the follower
+// that shows it here lets go of it.
+func (e *Engine) ReleasePark(id string) { e.claimParked(id) }
+
+func (e *Engine) observe(conv string, f Follower, evs ...Event) {
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.TurnEvent(conv, f, evs...)
+	}
+}
+
+func (e *Engine) parkTaken(conv, id string) {
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.ParkTaken(conv, id)
 	}
 }
 
@@ -348,6 +368,7 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 	if err != nil || !ok {
 		return nil, err
 	}
+	e.parkTaken(p.ConversationID, p.ID)
 	old := e.unpark(p.ID)
 	var owner Follower
 	if old != nil {
@@ -366,7 +387,7 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 		t.follower = nil // f is busy with another turn: t finishes unseen
 	}
 	e.hold(t, l)
-	t.first = first
+	t.first, t.after = first, p.ID
 	return t, nil
 }
 
@@ -380,16 +401,46 @@ func toolMessage(conversationID string, call store.ToolCall, r Result, now time.
 // stops being owed), a parked one's park is cancelled. The follower has
 // already let go of t.
 func (e *Engine) Cancel(ctx context.Context, t *Turn) {
-	t.cancelled.Store(true)
+	t.markCancelled(false)
 	t.cancel()
 	if id, _ := t.Parked(); id != "" {
 		// Cleared here, not by the turn, so a submit racing the cancel
 		// deterministically finds nothing.
 		e.claimParked(id)
-		if _, _, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled}); err != nil {
+		_, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled})
+		if err != nil {
 			e.log.Error("cancel park", "interactionId", id, "err", err)
 		}
+		if ok {
+			e.parkTaken(t.session.ConversationID, id)
+		}
 	}
+}
+
+// withdrawnResult is the parked call's result when the person wrote a
+// message instead of answering: the model reads what happened.
+const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new message instead of answering; this request was withdrawn."}`
+
+// Withdraw withdraws pending park p because a session other than the one
+// that raised it sent a message: the park ends as a cancel would end it,
+// its turn's follower (here, or elsewhere through the observer) hears
+// its cancelled event, and the history records that the person wrote
+// instead of answering. ok is false when p was not pending any more.
+func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
+	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, e.clock.Now())
+	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}})
+	if err != nil || !ok {
+		return false, err
+	}
+	e.parkTaken(p.ConversationID, p.ID)
+	if t := e.unpark(p.ID); t != nil {
+		t.markCancelled(true)
+	} else {
+		// Shown by nobody here: its follower elsewhere, if any, hears it
+		// through the observer.
+		e.observe(p.ConversationID, nil, Event{Kind: EventCancelled, RequestID: p.Turn.RequestID, After: p.ID})
+	}
+	return true, nil
 }
 
 // Detach is told that t's follower went away. A parked turn stays parked
@@ -431,45 +482,45 @@ func (e *Engine) Drain(ctx context.Context, f Follower, t *Turn) {
 
 // Reattach shows a conversation's pending park to a client that resumed
 // the conversation on follower f: with the kind's capability it gets the
-// same card again and the parked turn becomes f's; without it the park is
-// answered with the conversational fallback and the turn runs on, on f.
-func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, busy bool) {
+// same card again (shown) and the parked turn becomes f's; without it the park is answered with the conversational fallback
+// and the turn runs on, on f.
+func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, busy bool) (shown *store.Park) {
 	p, err := e.cfg.Store.PendingPark(ctx, conv.ID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			e.log.Error("load pending park", "err", err)
 		}
-		return
+		return nil
 	}
 	if busy {
-		return
+		return nil
 	}
 	if p.Type == store.ParkInteraction {
 		k, ok := e.cfg.Catalog.Kind(p.Kind)
 		if !ok {
-			return
+			return nil
 		}
 		if !supported(conv, k.Descriptor().Capability) {
 			if p.Turn.Asking != "" {
 				// A host tool's Ask waits for an answer the tool can take,
 				// not a directive: the card stays for a client that can
 				// show it.
-				return
+				return nil
 			}
 			spec, err := k.LoadSpec(p.Spec)
 			if err != nil {
 				e.log.Error("load parked spec", "interactionId", p.ID, "err", err)
-				return
+				return nil
 			}
 			p.Turn.Stash(p.Kind, p.Spec)
 			if _, err := e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, nil); err != nil {
 				e.log.Error("answer park with its fallback", "interactionId", p.ID, "err", err)
 			}
-			return
+			return nil
 		}
 	}
 	t := e.newTurn(f, sess, p.Turn)
-	t.parked.Store(&parkRef{p.ID, p.Type})
+	t.parked.Store(&parkRef{p.ID, p.Type, p.SessionID})
 	t.cancel() // a parked turn runs nothing
 	e.mu.Lock()
 	old := e.parked[p.ID]
@@ -480,9 +531,10 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 	}
 	if !f.Adopt(t, "") {
 		e.unpark(p.ID)
-		return
+		return nil
 	}
 	f.Emit(t, Event{Kind: EventPrompt, RequestID: p.Turn.RequestID, Park: p})
+	return p
 }
 
 // Confirm answers the write confirmation that parked turn t waits on:

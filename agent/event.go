@@ -12,6 +12,7 @@ const (
 	EventPrompt                      // Park: a card or a write confirmation waits for a person
 	EventReply                       // Reply: the turn's answer; terminal
 	EventFailed                      // the turn failed (the log says why); terminal
+	EventCancelled                   // the turn was cancelled, or its card withdrawn by a message; terminal
 )
 
 // Event is one thing a turn tells its follower.
@@ -23,6 +24,11 @@ type Event struct {
 	IsError   bool
 	Park      *store.Park
 	Reply     *Reply
+	// After is the park this event comes after: the one its turn resumed
+	// from, or for a parked turn's cancelled event the one it was parked
+	// on; "" in a turn's first run. A socket shown a card as it joined
+	// tells by it what is news.
+	After string
 }
 
 // Reply is a finished turn's answer.
@@ -57,6 +63,25 @@ type Follower interface {
 	// it follows nothing or follows the parked turn t continues; false
 	// when it is busy with another turn.
 	Adopt(t *Turn, parkID string) bool
+}
+
+// An Observer is told every event of every turn the engine runs, whoever
+// follows the turn (or nobody), and every park the engine takes: the server
+// shows them to the conversation's other sockets, in this process and, on a
+// shared store, in the others.
+//
+// It is called while the turn's events are ordered (under the turn's own
+// lock), so it must not call the engine back; lock order: the turn's, then
+// the observer's, then a follower's.
+type Observer interface {
+	// TurnEvent is an event of a turn on conversation conv (several only
+	// for a prompt and the call chunk shown with it); f, the turn's
+	// follower (nil: none), has been told already.
+	TurnEvent(conv string, f Follower, evs ...Event)
+	// ParkTaken says park id of conv was answered, expired, cancelled,
+	// withdrawn or replaced here: a follower that shows it elsewhere lets
+	// go of it (Engine.ReleasePark).
+	ParkTaken(conv, id string)
 }
 
 // ParkOutcome is a follower's answer to Park.

@@ -35,10 +35,16 @@ type Turn struct {
 	parked    atomic.Pointer[parkRef] // set while parked
 	cancelled atomic.Bool             // by the person, not by a lost lease or a drain
 
+	// emitMu orders the turn's events for its follower and the engine's
+	// observer, and keeps every event after a cancel from either; lock
+	// order: emitMu, then the observer's, then the follower's.
+	emitMu sync.Mutex
+
 	leaseMu sync.Mutex
 	lease   *store.Lease // the lease of the owed turn this is, nil when none
 
 	first *Event // what a resume shows first: the answer's tool result
+	after string // the park this run of the turn resumed from; "" in its first run
 
 	// Read from the store once per run of the turn, then kept up to date
 	// by the turn itself: the conversation (capabilities are read at the
@@ -48,8 +54,9 @@ type Turn struct {
 }
 
 type parkRef struct {
-	id  string
-	typ store.ParkKind
+	id      string
+	typ     store.ParkKind
+	session string // the session that raised it
 }
 
 const (
@@ -83,6 +90,15 @@ func (t *Turn) Parked() (id string, typ store.ParkKind) {
 		return p.id, p.typ
 	}
 	return "", ""
+}
+
+// RaisedBy is the session that raised the park the turn waits on, "" while
+// it runs.
+func (t *Turn) RaisedBy() string {
+	if p := t.parked.Load(); p != nil {
+		return p.session
+	}
+	return ""
 }
 
 // Start stores the person's message, looks up the knowledge for it, and
@@ -203,18 +219,47 @@ func (t *Turn) stop() {
 	}
 }
 
-func (t *Turn) emit(ev Event) {
-	if t.follower != nil {
-		ev.RequestID = t.requestID
+func (t *Turn) emit(ev Event) { t.tell(ev, false) }
+
+func (t *Turn) finish(ev Event) { t.tell(ev, true) }
+
+// tell gives an event to the follower, then to the observer; nothing after
+// a cancel.
+func (t *Turn) tell(ev Event, last bool) {
+	ev.RequestID, ev.After = t.requestID, t.after
+	t.emitMu.Lock()
+	defer t.emitMu.Unlock()
+	if t.cancelled.Load() {
+		return
+	}
+	switch {
+	case t.follower == nil:
+	case last:
+		t.follower.Finish(t, ev)
+	default:
 		t.follower.Emit(t, ev)
 	}
+	t.eng.observe(t.session.ConversationID, t.follower, ev)
 }
 
-func (t *Turn) finish(ev Event) {
-	if t.follower != nil {
-		ev.RequestID = t.requestID
+// markCancelled marks the turn cancelled by a person and tells the
+// observer (and, when tellFollower, the follower) its cancelled event: the
+// last anyone hears of it. False when it was cancelled already.
+func (t *Turn) markCancelled(tellFollower bool) bool {
+	t.emitMu.Lock()
+	defer t.emitMu.Unlock()
+	if t.cancelled.Swap(true) {
+		return false
+	}
+	ev := Event{Kind: EventCancelled, RequestID: t.requestID, After: t.after}
+	if id, _ := t.Parked(); id != "" {
+		ev.After = id
+	}
+	if tellFollower && t.follower != nil {
 		t.follower.Finish(t, ev)
 	}
+	t.eng.observe(t.session.ConversationID, t.follower, ev)
+	return true
 }
 
 // fail ends the turn with EventFailed; details stay in the log. An owed
@@ -582,26 +627,29 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	}
 	if replaced != "" {
 		e.claimParked(replaced)
+		e.parkTaken(p.ConversationID, replaced)
+	}
+	prompt := []Event{{Kind: EventPrompt, RequestID: t.requestID, Park: p, After: t.after}}
+	if t.state.Asking == "" {
+		// A raise's or a gated call's chunk comes after its prompt; a host
+		// tool's that asks went out before it ran.
+		prompt = append(prompt, Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall, After: t.after})
 	}
 	if t.follower == nil {
+		t.showPrompt(prompt)
 		t.cancel()
 		return true, nil
 	}
-	t.parked.Store(&parkRef{p.ID, p.Type})
+	t.parked.Store(&parkRef{p.ID, p.Type, p.SessionID})
 	e.mu.Lock()
 	e.parked[p.ID] = t
 	e.mu.Unlock()
 	// A parked turn holds only what its follower needs: the resume reads
 	// the rest from the store.
 	t.conv, t.log = nil, nil
-	prompt := []Event{{Kind: EventPrompt, RequestID: t.requestID, Park: p}}
-	if t.state.Asking == "" {
-		// A raise's or a gated call's chunk comes after its prompt; a host
-		// tool's that asks went out before it ran.
-		prompt = append(prompt, Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall})
-	}
 	switch t.follower.Park(t, prompt...) {
 	case ParkShown:
+		t.showPrompt(prompt)
 		t.cancel()
 		return true, nil
 	case ParkGone:
@@ -625,6 +673,17 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	}
 	t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
 	return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
+}
+
+// showPrompt tells the observer a park's prompt; the follower, if any, has
+// shown it.
+func (t *Turn) showPrompt(prompt []Event) {
+	t.emitMu.Lock()
+	defer t.emitMu.Unlock()
+	if t.cancelled.Load() {
+		return
+	}
+	t.eng.observe(t.session.ConversationID, t.follower, prompt...)
 }
 
 // submitTool is the generic submit_interaction tool of the conversational

@@ -72,7 +72,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	}
 	var conv *store.Conversation
 	if f.ConversationID != "" {
-		existing, err := db.Conversation(ctx, f.ConversationID)
+		existing, err := c.findConversation(ctx, f.ConversationID)
 		switch {
 		case err == nil && c.visible(existing):
 			conv = existing
@@ -86,7 +86,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	}
 	created := conv == nil
 	if created {
-		conv = &store.Conversation{ID: newConversationID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
+		conv = &store.Conversation{ID: newID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
 		if len(supports) > 0 {
 			conv.Supports = supports
 		}
@@ -103,7 +103,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 			c.srv.log.Warn("store supports", "err", err)
 		}
 	}
-	sess := &store.Session{ID: uuid.NewString(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,
+	sess := &store.Session{ID: newID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,
 		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
 	if err := db.CreateSession(ctx, sess); err != nil {
 		c.internalError(f.RequestID, err, "create session")
@@ -114,6 +114,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	}
 	c.sessions[sess.ID] = sess
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
+	var shown *store.Park
 	if !created {
 		if supports != nil {
 			conv.Supports = supports
@@ -121,8 +122,22 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		c.mu.Lock()
 		busy := c.active != nil
 		c.mu.Unlock()
-		c.srv.engine.Reattach(ctx, c, sess, conv, busy)
+		shown = c.srv.engine.Reattach(ctx, c, sess, conv, busy)
 	}
+	c.watch(conv.ID, shown)
+}
+
+// findConversation loads the conversation a client's id names, in any of
+// the id's forms.
+func (c *conn) findConversation(ctx context.Context, id string) (*store.Conversation, error) {
+	var err error
+	for _, form := range idForms(id) {
+		var conv *store.Conversation
+		if conv, err = c.srv.cfg.Store.Conversation(ctx, form); !errors.Is(err, store.ErrNotFound) {
+			return conv, err
+		}
+	}
+	return nil, err
 }
 
 func sessionData(s *store.Session) object {
@@ -142,6 +157,7 @@ func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, er
 	if id == "" {
 		return nil, false, nil
 	}
+	id = idForms(id)[0] // session ids have always been UUIDs
 	if s, ok := c.sessions[id]; ok {
 		cp := *s // created here, so visible here
 		return &cp, true, nil
@@ -192,13 +208,20 @@ func (c *conn) getSession(ctx context.Context, f *frame) {
 	c.send(immediate(f.RequestID, 200, "OK", sessionData(sess)))
 }
 
+// sendMessage starts a turn. A running turn keeps the connection's slot,
+// and so does a card for the session that raised it (§2.4); a card that
+// waits for another session (a resumed client that does not know it,
+// another tab) is withdrawn, and the new turn starts.
 func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	c.mu.Lock()
-	busy := c.active != nil
+	active := c.active
 	c.mu.Unlock()
-	if busy {
-		c.send(errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress))
-		return
+	inProgress := errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress)
+	if active != nil {
+		if raiser := active.RaisedBy(); raiser == "" || raiser == idForms(f.SessionID)[0] {
+			c.send(inProgress)
+			return
+		}
 	}
 	requestID := f.RequestID
 	if requestID == "" {
@@ -207,6 +230,25 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	sess, ok := c.loadSession(ctx, f.SessionID, requestID, errorEvent(requestID, codeSessionNotFound, "Session not found"))
 	if !ok {
 		return
+	}
+	if active != nil && active.Session().ConversationID != sess.ConversationID {
+		c.send(inProgress) // one turn per connection
+		return
+	}
+	p, err := c.srv.cfg.Store.PendingPark(ctx, sess.ConversationID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		c.internalError(requestID, err, "load park")
+		return
+	case p.SessionID == sess.ID:
+		c.send(inProgress)
+		return
+	default:
+		if _, err := c.srv.engine.Withdraw(ctx, p); err != nil {
+			c.internalError(requestID, err, "withdraw park")
+			return
+		}
 	}
 	t := c.srv.engine.NewTurn(c, sess, requestID)
 	c.mu.Lock()
@@ -469,7 +511,7 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	c.mu.Lock()
 	t := c.active
 	c.mu.Unlock()
-	if t == nil || t.Session().ID != f.SessionID {
+	if t == nil || t.Session().ID != idForms(f.SessionID)[0] {
 		c.send(noPending)
 		return
 	}

@@ -21,6 +21,7 @@ type conn struct {
 	auth      bool                      // tokens are checked: conversations are scoped to their owner
 	principal Principal                 // zero when anonymous
 	sessions  map[string]*store.Session // the sessions this connection created, read by its reader only
+	watching  map[string]bool           // the conversations it has sessions on, read by its reader only
 	frames    *rate.Limiter             // the frames it may send
 
 	mu       sync.Mutex
@@ -65,6 +66,9 @@ func (c *conn) serve(ctx context.Context) {
 		if t != nil {
 			c.srv.engine.Detach(t, draining)
 		}
+		for conv := range c.watching {
+			c.srv.hub.unwatch(c, conv)
+		}
 		c.closeQueue()
 		<-c.writerDone
 	}()
@@ -96,6 +100,22 @@ func (c *conn) send(ev event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.enqueueLocked(ev)
+}
+
+// sendFrame queues an encoded frame.
+func (c *conn) sendFrame(data []byte) { c.send(event{raw: data}) }
+
+// watch has the connection follow conversation conv's turns, whoever runs
+// them; it was shown the card of park shown as it joined (nil: none).
+func (c *conn) watch(conv string, shown *store.Park) {
+	if c.watching[conv] {
+		return
+	}
+	if c.watching == nil {
+		c.watching = map[string]bool{}
+	}
+	c.watching[conv] = true
+	c.srv.hub.watch(c, conv, shown)
 }
 
 func (c *conn) enqueueLocked(ev event) {

@@ -57,6 +57,8 @@ func frameFor(ev agent.Event) event {
 		return toolResultChunk(ev.RequestID, ev.Call.Name, ev.Text, ev.IsError)
 	case agent.EventPrompt:
 		return prompt(ev.Park)
+	case agent.EventCancelled:
+		return cancelledEvent(ev.RequestID)
 	case agent.EventReply:
 		r := ev.Reply
 		return eventualEvent(ev.RequestID, eventualPayload{

@@ -83,10 +83,6 @@ func TestReconnectKeepsPark(t *testing.T) {
 	if path(again, "data", "data", "interactionId") != iid || again["requestId"] != "T" {
 		t.Fatalf("card after reconnect: %v, want interactionId %s and requestId T", again, iid)
 	}
-	c.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"x"}`)
-	if ev := c.Expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" {
-		t.Errorf("send while the reattached card is parked: %v", ev)
-	}
 	submitPlan(c, sid, iid)
 	c.Expect("immediate_response")
 	result, text := expectResumed(c)
@@ -110,8 +106,8 @@ func TestReconnectWithoutCapabilityGetsFallback(t *testing.T) {
 	}
 }
 
-// Two sockets submit the same park at once: one ack, one
-// NO_PENDING_INTERACTION, one resumed turn.
+// Two sockets on one conversation submit the same park at once: one ack,
+// one NO_PENDING_INTERACTION, one resumed turn, which both sockets see.
 func TestRacingSubmits(t *testing.T) {
 	for range 20 {
 		_, url := startServer(t, server.Config{Model: parkingScript(t)})
@@ -120,25 +116,30 @@ func TestRacingSubmits(t *testing.T) {
 		sidB := resumeConversation(b, convID, "")
 		b.Expect("interaction_required")
 		var wg sync.WaitGroup
-		acks := make([]map[string]any, 2)
 		for _, c := range []*client{a, b} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				submitPlan(c, sidB, iid)
-			}()
+			wg.Go(func() { submitPlan(c, sidB, iid) })
 		}
 		wg.Wait()
-		acks[0], acks[1] = a.Next(), b.Next()
 		won := 0
-		for i, ack := range acks {
+		for _, c := range []*client{a, b} {
+			var ack, end map[string]any
+			streamed := false
+			for ack == nil || end == nil {
+				switch ev := c.Next(); {
+				case ev["requestId"] == "r-submit":
+					ack = ev
+				case ev["type"] == "eventual_response":
+					end = ev
+				case ack == nil:
+					streamed = true
+				}
+			}
 			switch {
-			case ack["type"] == "immediate_response":
+			case ack["type"] == "immediate_response" && !streamed:
 				won++
-				expectResumed([]*client{a, b}[i])
 			case errorCode(ack) == "NO_PENDING_INTERACTION":
 			default:
-				t.Fatalf("unexpected %v", ack)
+				t.Fatalf("ack %v (resumed stream before it: %v)", ack, streamed)
 			}
 		}
 		if won != 1 {
@@ -149,45 +150,61 @@ func TestRacingSubmits(t *testing.T) {
 
 // A newer raise in a conversation replaces its pending card: the older
 // card is gone, and the connection its turn was parked on gets its slot
-// back.
+// back. Two tabs run turns at once on one conversation: B's starts while
+// no card waits, then A's parks, then B's raises.
 func TestNewerRaiseReplacesPark(t *testing.T) {
-	// The script's position is kept per conversation: X raises (A), then
-	// raises again (B), then answers (A); Y raises (B).
-	model, err := agent.NewScripted([]agent.ScriptEntry{
-		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
-		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
-		{Kind: "text", Text: "A again"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, url := startServer(t, server.Config{Model: model})
-	a, convX, oldCard := park(t, url)
+	g := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+	_, url := startServer(t, server.Config{Model: g})
+	a := dial(t, url)
+	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
+	ack := a.Expect("immediate_response")[0]
+	sidA, convX := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
+	b := dial(t, url)
+	sidB := resumeConversation(b, convX, `["choice_chips"]`)
 
-	// B is busy with a card of its own when it joins X, so the card of X
-	// stays A's; B then cancels and raises on X.
-	b, _, _ := park(t, url)
-	b.Send(`{"action":"create_conversation_session","requestId":"r-x","agentId":"a","conversationId":"` + convX + `"}`)
-	sidX := path(b.Expect("immediate_response")[0], "data", "sessionId").(string)
-	b.Send(`{"action":"cancel","requestId":"T"}`)
-	b.Expect("cancelled")
-	b.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sidX + `","message":"again"}`)
-	newCard := path(b.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
-	if newCard == oldCard {
+	b.Send(`{"action":"send_message","requestId":"TB","sessionId":"` + sidB + `","message":"first"}`)
+	b.Expect("immediate_response")
+	<-g.started // B's turn waits in the model
+	a.Send(`{"action":"send_message","requestId":"TA","sessionId":"` + sidA + `","message":"second"}`)
+	a.Expect("immediate_response")
+	<-g.started
+	g.release <- struct{}{} // the first to take it raises first
+	old := a.Next()
+	if old["type"] != "interaction_required" {
+		t.Fatalf("first raise: %v", old)
+	}
+	first := old["requestId"]
+	g.release <- struct{}{}
+	var newCard map[string]any
+	for newCard == nil {
+		if ev := a.Next(); ev["type"] == "interaction_required" && ev["requestId"] != first {
+			newCard = ev
+		}
+	}
+	oldID, newID := path(old, "data", "data", "interactionId"), path(newCard, "data", "data", "interactionId")
+	if oldID == newID {
 		t.Fatal("the newer raise reused the older card's id")
 	}
-
-	submitPlan(b, sidX, oldCard)
-	if ev := b.Expect("error")[0]; errorCode(ev) != "INTERACTION_MISMATCH" {
+	a.Send(`{"action":"submit_interaction","requestId":"r-old","sessionId":"` + sidA + `","interactionId":"` + oldID.(string) + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	if ev := nextOf(a, "r-old"); errorCode(ev) != "INTERACTION_MISMATCH" {
 		t.Errorf("submit to the replaced card: %v", ev)
 	}
-	a.Send(`{"action":"get_session","requestId":"g","sessionId":"` + sidX + `"}`)
-	a.Expect("immediate_response")
-	a.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sidX + `","message":"hello"}`)
-	if ev := a.Expect("immediate_response")[0]; ev["status"] != 202.0 {
-		t.Fatalf("A's slot was not given back: %v", ev)
+	replaced, sid := a, sidA
+	if first == "TB" {
+		replaced, sid = b, sidB
 	}
-	if text, ev := a.Turn(); text != "A again" || ev["type"] != "eventual_response" {
-		t.Errorf("A's next turn: %q, %v", text, ev)
+	replaced.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"hello"}`)
+	if ev := nextOf(replaced, "T3"); ev["status"] != 202.0 {
+		t.Fatalf("the replaced turn's slot was not given back: %v", ev)
+	}
+}
+
+// nextOf reads c's events until one of request id, which it returns.
+func nextOf(c *client, id string) map[string]any {
+	c.T.Helper()
+	for {
+		if ev := c.Next(); ev["requestId"] == id {
+			return ev
+		}
 	}
 }

@@ -74,7 +74,10 @@ type Server struct {
 	log      *slog.Logger
 	clock    clockwork.Clock
 	engine   *agent.Engine
+	hub      *hub
 	draining atomic.Bool
+	stopHub  context.CancelFunc
+	hubDone  chan struct{}
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
@@ -105,17 +108,30 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = 10000
 	}
-	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
-		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
-		KeepParksOnDrain: cfg.KeepParksOnDrain, Clock: cfg.Clock, Logger: cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
 	clock := cfg.Clock
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, clock: clock, engine: eng, conns: map[*conn]struct{}{}}, nil
+	s := &Server{cfg: cfg, log: cfg.Logger, clock: clock, conns: map[*conn]struct{}{}, hubDone: make(chan struct{})}
+	var bus store.Notifier
+	if shared, ok := cfg.Store.(store.Shared); ok {
+		bus = shared.Notifier()
+	}
+	s.hub = newHub(s, bus)
+	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
+		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
+		KeepParksOnDrain: cfg.KeepParksOnDrain, Observer: s.hub, Clock: cfg.Clock, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.engine = eng
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopHub = cancel
+	go func() {
+		defer close(s.hubDone)
+		s.hub.run(ctx)
+	}()
+	return s, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -195,6 +211,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.serve(r.Context())
 }
 
+// FanOutReady waits until the server hears the notes of the other
+// processes that share its store (it hears its own through the store), or
+// ctx ends; at once when the store is not shared.
+func (s *Server) FanOutReady(ctx context.Context) error { return s.hub.ready(ctx) }
+
 // Shutdown drains: new upgrades get 503; each connection stops taking
 // frames, its parks resolve no_response (unless KeepParksOnDrain), its
 // turns finish and flush, and it closes with 1001 "server draining".
@@ -215,9 +236,19 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	return s.engine.Shutdown(ctx)
+	err := s.engine.Shutdown(ctx)
+	s.closeHub()
+	return err
 }
 
-// Close stops the engine's loop. Connections are closed by the HTTP
-// server's own shutdown or by Shutdown.
-func (s *Server) Close() { s.engine.Close() }
+// Close stops the engine's loop and the fan-out to other processes.
+// Connections are closed by the HTTP server's own shutdown or by Shutdown.
+func (s *Server) Close() {
+	s.engine.Close()
+	s.closeHub()
+}
+
+func (s *Server) closeHub() {
+	s.stopHub()
+	<-s.hubDone
+}

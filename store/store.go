@@ -273,3 +273,21 @@ type Store interface {
 	// ended before now: exactly one of concurrent claims gets ok.
 	ClaimTurn(ctx context.Context, l Lease, now time.Time) (p *Park, ok bool, err error)
 }
+
+// A Notifier carries short-lived messages to every process that shares a
+// store, in the order they were sent (PostgreSQL's LISTEN/NOTIFY). Nothing
+// it carries is durable: a process that is not listening misses it.
+type Notifier interface {
+	// Notify sends msgs, in order.
+	Notify(ctx context.Context, msgs ...[]byte) error
+	// Listen hands every message sent by any process (this one's too) to
+	// deliver, in order, until ctx ends or its connection fails; the
+	// caller listens again, and what was sent in between is missed.
+	Listen(ctx context.Context, deliver func(msg []byte)) error
+}
+
+// Shared is implemented by a store that several processes may share: its
+// Notifier connects them, nil when this store is the process's own.
+type Shared interface {
+	Notifier() Notifier
+}

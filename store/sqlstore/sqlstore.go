@@ -64,6 +64,7 @@ type Store struct {
 	db      *pool      // writes; on PostgreSQL everything
 	rdb     *pool      // reads: db, or on a SQLite file a pool of read-only connections
 	commits *committer // SQLite: the group commit every write goes through
+	notes   *notifier  // PostgreSQL: the fan-out between processes
 }
 
 var _ store.Store = (*Store)(nil)
@@ -195,7 +196,9 @@ func openPostgres(dsn string) (*Store, error) {
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	p := newPool(db)
-	return &Store{dialect: dialectPostgres, db: p, rdb: p}, nil
+	s := &Store{dialect: dialectPostgres, db: p, rdb: p}
+	s.notes = &notifier{s: s, cfg: pc}
+	return s, nil
 }
 
 // Ping runs a query on the writer's connection and on the readers'.
@@ -213,6 +216,9 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	if s.commits != nil {
 		s.commits.close()
+	}
+	if s.notes != nil {
+		s.notes.close()
 	}
 	var errs []error
 	if s.rdb != s.db {

@@ -1,0 +1,368 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/store"
+)
+
+// hub fans a conversation's turn events out to every socket with a session
+// on it (its watchers): the turn's follower hears them from the engine, the
+// other watchers here from the hub, and, on a store shared between
+// processes, the watchers of the other processes through the store's
+// notifier. It also keeps what the running turn of each conversation has
+// said so far, so a socket that joins mid-turn catches up.
+//
+// It is the engine's agent.Observer. Lock order: a turn's, then h.mu, then
+// a conn's c.mu.
+type hub struct {
+	srv    *Server
+	origin string         // this process's name on its notes
+	bus    store.Notifier // nil: this process is the only one
+	out    chan []byte    // notes for the bus, sent in order by publish
+
+	mu     sync.Mutex
+	topics map[string]*topic        // conversation id → its watchers and running turn
+	probes map[string]chan struct{} // probe id → closed when the probe came back
+}
+
+// A topic is one conversation's watchers here and what its running turn
+// has said so far.
+type topic struct {
+	watchers map[*conn]*watcher
+	live     []said // the running turn's frames; nil when none runs
+	size     int    // bytes in live
+	dropped  bool   // live outgrew its bounds; the catch-up is cut
+}
+
+// A watcher is a socket's watch of a conversation. A socket shown a card
+// when it joined (Engine.Reattach) may still get notes of the run of the
+// turn that raised it, from another process, which were on their way: they
+// are not news to it, unlike what comes after the card.
+type watcher struct {
+	shown   string // the park it was shown, until news reaches it
+	request string // the shown park's turn
+}
+
+// said is one frame of a running turn: a run of tokens, kept as text so a
+// long reply is one frame, or an encoded frame.
+type said struct {
+	requestID string
+	tokens    []byte
+	frame     []byte
+}
+
+// A note is a turn event or a take, as it travels between processes.
+type note struct {
+	Origin       string          `json:"o"`
+	Conversation string          `json:"c"`
+	Kind         agent.EventKind `json:"k,omitempty"`
+	RequestID    string          `json:"r,omitempty"`
+	Park         string          `json:"a,omitempty"` // a prompt's park
+	After        string          `json:"b,omitempty"` // see agent.Event.After
+	Token        string          `json:"t,omitempty"`
+	Frame        json.RawMessage `json:"f,omitempty"`
+	Chunk        json.RawMessage `json:"x,omitempty"` // a prompt's call chunk, which follows it
+	Taken        string          `json:"p,omitempty"` // a park taken by the origin
+	Probe        string          `json:"q,omitempty"` // a note the origin waits to hear itself
+}
+
+const (
+	maxLiveFrames = 256
+	maxLiveBytes  = 1 << 20
+	busQueue      = 4096 // notes waiting for the bus before new ones are dropped
+)
+
+var _ agent.Observer = (*hub)(nil)
+
+func newHub(s *Server, bus store.Notifier) *hub {
+	h := &hub{srv: s, origin: uuid.NewString(), bus: bus, topics: map[string]*topic{}, probes: map[string]chan struct{}{}}
+	if bus != nil {
+		h.out = make(chan []byte, busQueue)
+	}
+	return h
+}
+
+// run carries notes to and from the bus until ctx ends.
+func (h *hub) run(ctx context.Context) {
+	if h.bus == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { h.publish(ctx) })
+	wg.Go(func() { h.listen(ctx) })
+	wg.Wait()
+}
+
+// listen listens to the bus until ctx ends, again after each failure.
+func (h *hub) listen(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for {
+		started := time.Now()
+		err := h.bus.Listen(ctx, h.receive)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(started) > time.Minute {
+			backoff = 100 * time.Millisecond
+		}
+		h.srv.log.Warn("fan-out: listening to other processes failed; listening again", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// publish sends queued notes in order, as many as are waiting at once.
+func (h *hub) publish(ctx context.Context) {
+	for {
+		var batch [][]byte
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-h.out:
+			batch = append(batch, n)
+		}
+		for len(batch) < 256 {
+			select {
+			case n := <-h.out:
+				batch = append(batch, n)
+				continue
+			default:
+			}
+			break
+		}
+		sendCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := h.bus.Notify(sendCtx, batch...); err != nil && ctx.Err() == nil {
+			h.srv.log.Warn("fan-out: notes to other processes lost", "notes", len(batch), "err", err)
+		}
+		cancel()
+	}
+}
+
+func (h *hub) send(n note) {
+	if h.bus == nil {
+		return
+	}
+	n.Origin = h.origin
+	data, err := json.Marshal(n)
+	if err != nil {
+		h.srv.log.Error("fan-out: encode note", "err", err)
+		return
+	}
+	select {
+	case h.out <- data:
+	default:
+		h.srv.log.Warn("fan-out: the bus is behind; a note to other processes is dropped")
+	}
+}
+
+// receive handles a note from the bus.
+func (h *hub) receive(data []byte) {
+	var n note
+	if err := json.Unmarshal(data, &n); err != nil || n.Conversation == "" {
+		h.srv.log.Warn("fan-out: bad note", "bytes", len(data))
+		return
+	}
+	if n.Origin == h.origin {
+		if n.Probe != "" {
+			h.mu.Lock()
+			if done, ok := h.probes[n.Probe]; ok {
+				close(done)
+				delete(h.probes, n.Probe)
+			}
+			h.mu.Unlock()
+		}
+		return
+	}
+	switch {
+	case n.Probe != "":
+		return
+	case n.Taken != "":
+		h.srv.engine.ReleasePark(n.Taken)
+		return
+	}
+	h.deliver(n.Conversation, nil, n)
+}
+
+// ready waits until this process hears its own notes through the bus.
+func (h *hub) ready(ctx context.Context) error {
+	if h.bus == nil {
+		return nil
+	}
+	id, done := uuid.NewString(), make(chan struct{})
+	h.mu.Lock()
+	h.probes[id] = done
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.probes, id)
+		h.mu.Unlock()
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		h.send(note{Conversation: "-", Probe: id})
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// TurnEvent shows a turn's event (or a prompt and its call chunk, shown
+// together) to the conversation's watchers other than f, here and in the
+// other processes.
+func (h *hub) TurnEvent(conv string, f agent.Follower, evs ...agent.Event) {
+	ev := evs[0]
+	n := note{Conversation: conv, Kind: ev.Kind, RequestID: ev.RequestID, Token: ev.Text, After: ev.After}
+	for i, e := range evs {
+		if e.Kind == agent.EventText {
+			continue
+		}
+		fe := frameFor(e)
+		frame, err := fe.encode()
+		if err != nil {
+			h.srv.log.Error("fan-out: encode event", "err", err)
+			return
+		}
+		if i == 0 {
+			n.Frame = frame
+		} else {
+			n.Chunk = frame
+		}
+	}
+	if ev.Park != nil {
+		n.Park = ev.Park.ID
+	}
+	h.deliver(conv, f, n)
+	h.send(n)
+}
+
+// ParkTaken tells the other processes that a park was taken here.
+func (h *hub) ParkTaken(conv, id string) {
+	h.send(note{Conversation: conv, Taken: id})
+}
+
+// deliver gives one event of a turn (a token when it has no frame) to the
+// conversation's watchers here other than f, and keeps it for the catch-up.
+func (h *hub) deliver(conv string, f agent.Follower, n note) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tp := h.topics[conv]
+	if tp == nil {
+		tp = &topic{}
+		h.topics[conv] = tp
+	}
+	tp.keep(n)
+	frame := n.Frame
+	for c, w := range tp.watchers {
+		if agent.Follower(c) == f || w.old(n) {
+			continue
+		}
+		if frame == nil {
+			frame = tokenEvent(n.RequestID, n.Token).raw
+		}
+		c.sendFrame(frame)
+		if n.Chunk != nil {
+			c.sendFrame(n.Chunk)
+		}
+	}
+	if len(tp.watchers) == 0 && tp.live == nil {
+		delete(h.topics, conv)
+	}
+}
+
+// old tells whether n is of the run of the turn that raised the card w
+// was shown on joining.
+func (w *watcher) old(n note) bool {
+	if w.shown == "" {
+		return false
+	}
+	if n.RequestID == w.request && n.After != w.shown {
+		return true
+	}
+	w.shown = ""
+	return false
+}
+
+// keep records an event of the running turn for the catch-up. A turn that
+// ends or parks leaves nothing to catch up on: a parked turn's card is
+// shown again by the resume (Engine.Reattach).
+func (tp *topic) keep(n note) {
+	switch n.Kind {
+	case agent.EventPrompt, agent.EventReply, agent.EventFailed, agent.EventCancelled:
+		tp.live, tp.size, tp.dropped = nil, 0, false
+		return
+	}
+	if tp.dropped {
+		return
+	}
+	if i := len(tp.live) - 1; n.Frame == nil && i >= 0 && tp.live[i].frame == nil && tp.live[i].requestID == n.RequestID {
+		tp.live[i].tokens = append(tp.live[i].tokens, n.Token...)
+	} else {
+		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: []byte(n.Token), frame: n.Frame})
+	}
+	tp.size += len(n.Token) + len(n.Frame)
+	if len(tp.live) > maxLiveFrames || tp.size > maxLiveBytes {
+		tp.live, tp.size, tp.dropped = []said{}, 0, true
+	}
+}
+
+// watch makes c a watcher of conversation conv, shown the card of park
+// shown (nil: none) as it joined. A socket that joins while a turn runs
+// there first gets what the turn has said so far.
+func (h *hub) watch(c *conn, conv string, shown *store.Park) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tp := h.topics[conv]
+	if tp == nil {
+		tp = &topic{}
+		h.topics[conv] = tp
+	}
+	if tp.watchers == nil {
+		tp.watchers = map[*conn]*watcher{}
+	}
+	if _, ok := tp.watchers[c]; ok {
+		return
+	}
+	w := &watcher{}
+	if shown != nil {
+		w.shown, w.request = shown.ID, shown.Turn.RequestID
+	}
+	tp.watchers[c] = w
+	for i := range tp.live {
+		s := &tp.live[i]
+		if s.frame != nil {
+			c.sendFrame(s.frame)
+		} else {
+			c.sendFrame(tokenEvent(s.requestID, string(s.tokens)).raw)
+		}
+	}
+}
+
+// unwatch ends c's watch of conv.
+func (h *hub) unwatch(c *conn, conv string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tp := h.topics[conv]
+	if tp == nil {
+		return
+	}
+	delete(tp.watchers, c)
+	if len(tp.watchers) == 0 && tp.live == nil {
+		delete(h.topics, conv)
+	}
+}

@@ -1,0 +1,248 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
+	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/storetest"
+)
+
+// tabs opens a conversation on a and resumes it on b (a second tab).
+func tabs(t *testing.T, a, b *client, supports string) (sidA, sidB, conv string) {
+	t.Helper()
+	extra := ""
+	if supports != "" {
+		extra = `,"supports":` + supports
+	}
+	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"` + extra + `}`)
+	ack := a.Expect("immediate_response")[0]
+	sidA, conv = path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
+	return sidA, resumeConversation(b, conv, supports), conv
+}
+
+// watched reads a watching tab's events of turn id until its terminal
+// event: the streamed text and the terminal event. A watcher gets no ack.
+func watched(c *client, id string) (text string, end map[string]any) {
+	c.T.Helper()
+	for {
+		ev := c.Next()
+		if ev["requestId"] != id {
+			c.T.Fatalf("watcher got %v, want events of turn %s", ev, id)
+		}
+		switch ev["type"] {
+		case "stream_token":
+			text += ev["token"].(string)
+		case "stream_chunk", "interaction_required":
+		case "immediate_response":
+			c.T.Fatalf("watcher got the ack of a turn it did not start: %v", ev)
+		default:
+			return text, ev
+		}
+	}
+}
+
+// Two tabs on one conversation both see a turn live, in order, with its
+// terminal event.
+func TestEveryTabSeesTheTurn(t *testing.T) {
+	script, _ := agent.NewScripted([]agent.ScriptEntry{{Kind: "text", Text: "Hello from the agent."}})
+	_, url := startServer(t, server.Config{Model: script})
+	a, b := dial(t, url), dial(t, url)
+	sidA, _, _ := tabs(t, a, b, "")
+	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
+	a.Expect("immediate_response")
+	textA, endA := a.Turn()
+	textB, endB := watched(b, "T")
+	if textA != "Hello from the agent." || textB != textA {
+		t.Errorf("texts: follower %q, watcher %q", textA, textB)
+	}
+	if endA["type"] != "eventual_response" || endB["type"] != "eventual_response" ||
+		path(endA, "data", "data", "messageId") != path(endB, "data", "data", "messageId") {
+		t.Errorf("terminal events: follower %v, watcher %v", endA, endB)
+	}
+}
+
+// stallModel says its first words, waits for release, then finishes.
+type stallModel struct {
+	said, release chan struct{}
+}
+
+func (m *stallModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	onText("Hello, ")
+	onText("there")
+	m.said <- struct{}{}
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return agent.ModelResponse{}, ctx.Err()
+	}
+	onText(" and goodbye.")
+	return agent.ModelResponse{Text: "Hello, there and goodbye.", Position: req.Position + 1}, nil
+}
+
+// A tab that joins mid-turn first gets what the turn has said so far (the
+// tokens as one), then the rest live.
+func TestJoinMidTurn(t *testing.T) {
+	m := &stallModel{said: make(chan struct{}, 1), release: make(chan struct{})}
+	_, url := startServer(t, server.Config{Model: m})
+	a := dial(t, url)
+	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"}`)
+	ack := a.Expect("immediate_response")[0]
+	sidA, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
+	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
+	a.Expect("immediate_response")
+	<-m.said
+	b := dial(t, url)
+	resumeConversation(b, conv, "")
+	if tok := b.Expect("stream_token")[0]; tok["token"] != "Hello, there" || tok["requestId"] != "T" {
+		t.Errorf("catch-up: %v, want the turn's words so far", tok)
+	}
+	close(m.release)
+	if text, end := watched(b, "T"); text != " and goodbye." || end["type"] != "eventual_response" {
+		t.Errorf("after the catch-up: %q, %v", text, end)
+	}
+	if text, end := a.Turn(); text != "Hello, there and goodbye." || end["type"] != "eventual_response" {
+		t.Errorf("follower: %q, %v", text, end)
+	}
+}
+
+// historyModel raises a card first, then answers with what the history
+// says the card's call got.
+type historyModel struct {
+	mu   sync.Mutex
+	seen []*store.Message
+}
+
+func (m *historyModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	if req.Position == 0 {
+		return agent.ModelResponse{Position: 1, ToolCalls: []store.ToolCall{{ID: "c1", Name: "request_choices", Arguments: raiseChoices}}}, nil
+	}
+	m.mu.Lock()
+	m.seen = req.History
+	m.mu.Unlock()
+	onText("ok")
+	return agent.ModelResponse{Position: req.Position + 1, Text: "ok"}, nil
+}
+
+// A message from a session other than the card's (a resumed client that
+// ignores the re-sent card) withdraws the card as a cancel would: both tabs
+// hear cancelled for the parked turn, the new turn runs, and the model reads
+// that the card was withdrawn. The raising session keeps TURN_IN_PROGRESS.
+func TestMessageWithdrawsCard(t *testing.T) {
+	m := &historyModel{}
+	_, url := startServer(t, server.Config{Model: m})
+	a, b := dial(t, url), dial(t, url)
+	sidA, sidB, _ := tabs(t, a, b, `["choice_chips"]`)
+	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"quote"}`)
+	iid := path(a.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	b.Expect("interaction_required", "stream_chunk") // live, as a watcher
+
+	a.Send(`{"action":"send_message","requestId":"TA","sessionId":"` + sidA + `","message":"again"}`)
+	if ev := a.Expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" {
+		t.Fatalf("the raising session's message: %v", ev)
+	}
+	b.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sidB + `","message":"actually, never mind"}`)
+	if ev := b.Expect("cancelled", "immediate_response"); ev[0]["requestId"] != "T" || ev[1]["requestId"] != "T2" {
+		t.Fatalf("withdrawing tab: %v", ev)
+	}
+	if text, end := b.Turn(); text != "ok" || end["type"] != "eventual_response" {
+		t.Errorf("new turn: %q, %v", text, end)
+	}
+	if ev := a.Expect("cancelled")[0]; ev["requestId"] != "T" {
+		t.Errorf("raising tab: %v", ev)
+	}
+	if text, end := watched(a, "T2"); text != "ok" || end["type"] != "eventual_response" {
+		t.Errorf("raising tab watching the new turn: %q, %v", text, end)
+	}
+	submitPlan(a, sidA, iid)
+	if ev := a.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
+		t.Errorf("submit of the withdrawn card: %v", ev)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var result string
+	for _, msg := range m.seen {
+		if msg.Role == store.RoleTool && msg.ToolCallID == "c1" {
+			result = msg.Text
+		}
+	}
+	if !strings.Contains(result, `"status":"withdrawn"`) {
+		t.Errorf("the model read %q for the withdrawn card's call", result)
+	}
+}
+
+// Two processes on one PostgreSQL database: the visitor on A sees live, in
+// order and to its terminal event, a resume on B (a submit there) and B's
+// deadline sweep, and has its slot back after each.
+func TestFanOutAcrossProcesses(t *testing.T) {
+	dsn := storetest.PostgresDB(t)
+	twice := func() agent.Model {
+		m, _ := agent.NewScripted([]agent.ScriptEntry{
+			{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices}, {Kind: "text", Text: "Pro it is."},
+			{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices}, {Kind: "text", Text: "No answer, then."},
+			{Kind: "text", Text: "You are welcome."},
+		})
+		return m
+	}
+	clockB := clockwork.NewFakeClockAt(time.Now())
+	a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: twice(), KeepParksOnDrain: true}, nil)
+	b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: twice(), KeepParksOnDrain: true, Clock: clockB}, nil)
+	waitListening(t, a, b)
+
+	onA, onB := dial(t, a.WS()), dial(t, b.WS())
+	sidA, sidB, _ := tabs(t, onA, onB, `["choice_chips"]`)
+	onA.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"quote"}`)
+	iid := path(onA.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	onB.Expect("interaction_required", "stream_chunk")
+
+	submitPlan(onB, sidB, iid)
+	onB.Expect("immediate_response")
+	if _, end := onB.Turn(); end["type"] != "eventual_response" {
+		t.Fatalf("submitter: %v", end)
+	}
+	ev := onA.Expect("stream_chunk")[0]
+	if r := path(ev, "data", "state", "rawResponse", "toolResult", "result"); !strings.Contains(r.(string), `"submitted"`) {
+		t.Errorf("A's first event of the resume on B: %v", ev)
+	}
+	if text, end := watched(onA, "T"); text != "Pro it is." || end["type"] != "eventual_response" {
+		t.Errorf("A watching B's resume: %q, %v", text, end)
+	}
+
+	// A parks again; B's sweep expires the card.
+	onA.Send(`{"action":"send_message","requestId":"U","sessionId":"` + sidA + `","message":"again"}`)
+	onA.Expect("immediate_response", "interaction_required", "stream_chunk")
+	onB.Expect("interaction_required", "stream_chunk")
+	clockB.Advance(25 * time.Hour)
+	ev = onA.Expect("stream_chunk")[0]
+	if r := path(ev, "data", "state", "rawResponse", "toolResult", "result"); !strings.Contains(r.(string), `"no_response"`) {
+		t.Errorf("A's first event of B's sweep: %v", ev)
+	}
+	if text, end := watched(onA, "U"); text != "No answer, then." || end["type"] != "eventual_response" {
+		t.Errorf("A watching B's sweep: %q, %v", text, end)
+	}
+	onA.Send(`{"action":"send_message","requestId":"V","sessionId":"` + sidA + `","message":"thanks"}`)
+	if ev := nextOf(onA, "V"); ev["type"] != "immediate_response" {
+		t.Errorf("A after the resume elsewhere: %v", ev)
+	}
+}
+
+// waitListening waits until each server hears its notes through the
+// database.
+func waitListening(t *testing.T, servers ...*servertest.Server) {
+	t.Helper()
+	for _, s := range servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.FanOutReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+)
+
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// Conversation and session ids are canonical lower-case UUIDv4s; a resume
+// names a conversation by any case or hyphenation of its id, and ids
+// stored before they were UUIDs (32 hex digits) keep working.
+func TestIDsAreUUIDs(t *testing.T) {
+	db := memstore.New()
+	legacy := "0123456789abcdef0123456789abcdef"
+	if err := db.CreateConversation(context.Background(), &store.Conversation{ID: legacy, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	_, url := startServer(t, server.Config{Store: db, Model: parkingScript(t)})
+	c := dial(t, url)
+	c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a"}`)
+	ack := c.Expect("immediate_response")[0]
+	conv, sid := path(ack, "data", "conversationId").(string), path(ack, "data", "sessionId").(string)
+	if !uuidV4.MatchString(conv) || !uuidV4.MatchString(sid) {
+		t.Fatalf("conversation id %q, session id %q: want canonical UUIDv4s", conv, sid)
+	}
+	for _, form := range []string{strings.ToUpper(conv), strings.ReplaceAll(conv, "-", ""), "{" + conv + "}"} {
+		c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + form + `"}`)
+		if got := path(c.Expect("immediate_response")[0], "data", "conversationId"); got != conv {
+			t.Errorf("resume with %s: conversation %v, want %s", form, got, conv)
+		}
+	}
+	c.Send(`{"action":"get_session","requestId":"g","sessionId":"` + strings.ToUpper(sid) + `"}`)
+	if got := path(c.Expect("immediate_response")[0], "data", "sessionId"); got != sid {
+		t.Errorf("get_session with the upper-case id: %v", got)
+	}
+	hyphenated := legacy[:8] + "-" + legacy[8:12] + "-" + legacy[12:16] + "-" + legacy[16:20] + "-" + legacy[20:]
+	for _, form := range []string{legacy, strings.ToUpper(hyphenated)} {
+		c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + form + `"}`)
+		if got := path(c.Expect("immediate_response")[0], "data", "conversationId"); got != legacy {
+			t.Errorf("resume of a stored 32-hex id as %s: conversation %v", form, got)
+		}
+	}
+}
