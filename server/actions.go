@@ -85,6 +85,10 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		}
 	}
 	created := conv == nil
+	if created && !c.srv.creates.allow(c.client(), c.srv.clock.Now()) {
+		c.send(errorEvent(f.RequestID, codeRateLimited, msgTooManyConversations))
+		return
+	}
 	if created {
 		conv = &store.Conversation{ID: newID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
 		if len(supports) > 0 {
@@ -113,6 +117,9 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		c.sessions = map[string]*store.Session{}
 	}
 	c.sessions[sess.ID] = sess
+	// Watched from before the ack, so nothing the conversation's turns say
+	// from then on is missed; heard only after the ack and the card.
+	c.watch(conv.ID)
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
 	var shown *store.Park
 	if !created {
@@ -124,7 +131,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		c.mu.Unlock()
 		shown = c.srv.engine.Reattach(ctx, c, sess, conv, busy)
 	}
-	c.watch(conv.ID, shown)
+	c.srv.hub.open(c, conv.ID, shown)
 }
 
 // findConversation loads the conversation a client's id names, in any of
@@ -209,16 +216,19 @@ func (c *conn) getSession(ctx context.Context, f *frame) {
 }
 
 // sendMessage starts a turn. A running turn keeps the connection's slot,
-// and so does a card for the session that raised it (§2.4); a card that
-// waits for another session (a resumed client that does not know it,
-// another tab) is withdrawn, and the new turn starts.
+// and so does a card for the session that raised it (§2.4), unless the
+// message names it in withdrawInteraction; a card that waits for another
+// session (a resumed client that does not know it, another tab) is
+// withdrawn, and the new turn starts.
 func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	c.mu.Lock()
 	active := c.active
 	c.mu.Unlock()
 	inProgress := errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress)
 	if active != nil {
-		if raiser := active.RaisedBy(); raiser == "" || raiser == idForms(f.SessionID)[0] {
+		raiser := active.RaisedBy()
+		parked, _ := active.Parked()
+		if raiser == "" || (raiser == idForms(f.SessionID)[0] && f.Withdraw != parked) {
 			c.send(inProgress)
 			return
 		}
@@ -241,7 +251,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	case err != nil:
 		c.internalError(requestID, err, "load park")
 		return
-	case p.SessionID == sess.ID:
+	case p.SessionID == sess.ID && f.Withdraw != p.ID:
 		c.send(inProgress)
 		return
 	default:

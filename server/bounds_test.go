@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
+	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -89,5 +91,92 @@ func TestConnectionCap(t *testing.T) {
 			t.Fatalf("the freed place was never given again: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClientLimits: a client's frames and new conversations are bounded
+// across all its connections (by principal; by address when anonymous); a
+// resume is not a new conversation; another principal is unaffected; the
+// bounds refill with time.
+func TestClientLimits(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(time.Now())
+	_, url := startServer(t, server.Config{Model: agent.Demo{}, AuthSecret: secret, Clock: clock, FrameRate: -1,
+		ClientFrameRate: 1, ClientFrameBurst: 5, ConversationRate: 1, ConversationBurst: 2})
+	as := func(sub string) *client {
+		return dial(t, url+"?token="+server.SignToken(secret, server.Principal{Sub: sub}, clock.Now().Add(time.Hour)))
+	}
+	alice1, alice2, bob := as("alice"), as("alice"), as("bob")
+	create := `{"action":"create_conversation_session","requestId":"r","agentId":"a"}`
+	alice1.Send(create)
+	conv := path(alice1.Expect("immediate_response")[0], "data", "conversationId").(string)
+	alice2.Send(create)
+	alice2.Expect("immediate_response")
+	alice2.Send(create) // alice's third conversation, on her second connection
+	if ev := alice2.Expect("error")[0]; errorCode(ev) != "RATE_LIMITED" || ev["requestId"] != "r" {
+		t.Errorf("a third conversation at once with a burst of 2: %v", ev)
+	}
+	alice1.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + conv + `"}`)
+	if got := path(alice1.Expect("immediate_response")[0], "data", "conversationId"); got != conv {
+		t.Errorf("a resume while new conversations are limited: %v", got)
+	}
+	bob.Send(create)
+	bob.Expect("immediate_response")
+
+	// Alice has sent 4 of her 5 frames.
+	alice1.Send(`{"action":"ping","requestId":"p"}`)
+	alice1.Expect("pong")
+	alice2.Send(`{"action":"ping","requestId":"p"}`)
+	if ev := alice2.Expect("error")[0]; errorCode(ev) != "RATE_LIMITED" {
+		t.Errorf("alice's 6th frame: %v", ev)
+	}
+	bob.Send(`{"action":"ping","requestId":"p"}`)
+	bob.Expect("pong")
+	clock.Advance(10 * time.Second)
+	alice2.Send(create)
+	alice2.Expect("immediate_response")
+}
+
+// TestIdleTimeout: a socket whose peer stops answering pings is closed;
+// one that reads (and so answers them) stays.
+func TestIdleTimeout(t *testing.T) {
+	logs := &syncbuf.Buffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	_, url := startServer(t, server.Config{Model: agent.Demo{}, IdleTimeout: 200 * time.Millisecond, Logger: log})
+	dead, alive := dial(t, url), dial(t, url)
+	ctx, cancel := context.WithCancel(context.Background())
+	frames := make(chan []byte, 16)
+	readerDone := make(chan struct{})
+	go func() { // alive reads all along, which answers the server's pings
+		defer close(readerDone)
+		for {
+			_, data, err := alive.WS.Read(ctx)
+			if err != nil {
+				return
+			}
+			frames <- data
+		}
+	}()
+	defer func() { cancel(); <-readerDone }()
+	// dead never reads until the server has given up on it: its read then
+	// finds the connection closed.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "no pong"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never gave up on the silent socket")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	readCtx, readCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer readCancel()
+	if _, _, err := dead.WS.Read(readCtx); err == nil || readCtx.Err() != nil {
+		t.Errorf("the silent socket is still open: %v", err)
+	}
+	alive.Send(`{"action":"ping","requestId":"p"}`)
+	select {
+	case data := <-frames:
+		if !strings.Contains(string(data), `"pong"`) {
+			t.Errorf("alive got %s", data)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the reading socket was closed too")
 	}
 }

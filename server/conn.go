@@ -20,6 +20,7 @@ type conn struct {
 	ws        *websocket.Conn
 	auth      bool                      // tokens are checked: conversations are scoped to their owner
 	principal Principal                 // zero when anonymous
+	ip        string                    // the client's address
 	sessions  map[string]*store.Session // the sessions this connection created, read by its reader only
 	watching  map[string]bool           // the conversations it has sessions on, read by its reader only
 	frames    *rate.Limiter             // the frames it may send
@@ -46,6 +47,15 @@ func newConn(s *Server, ws *websocket.Conn) *conn {
 	return c
 }
 
+// client names the connection's client for the limits it shares with its
+// other connections: its principal, or its address when anonymous.
+func (c *conn) client() string {
+	if c.principal.Sub != "" {
+		return "sub:" + c.principal.Sub
+	}
+	return "ip:" + c.ip
+}
+
 // visible tells whether this connection may see a conversation: without
 // auth every one; with auth its own and ownerless ones.
 func (c *conn) visible(conv *store.Conversation) bool {
@@ -56,6 +66,13 @@ func (c *conn) visible(conv *store.Conversation) bool {
 // a parked one stays parked in the store, one an answer resumed finishes
 // unseen, and any other is aborted.
 func (c *conn) serve(ctx context.Context) {
+	ctx, stop := context.WithCancel(ctx)
+	var pinger sync.WaitGroup
+	if c.srv.cfg.IdleTimeout > 0 {
+		pinger.Go(func() { c.keepAlive(ctx) })
+	}
+	defer pinger.Wait()
+	defer stop()
 	defer func() {
 		c.mu.Lock()
 		t := c.active
@@ -83,7 +100,7 @@ func (c *conn) serve(ctx context.Context) {
 		if draining {
 			continue
 		}
-		if !c.frames.AllowN(c.srv.clock.Now(), 1) {
+		if now := c.srv.clock.Now(); !c.frames.AllowN(now, 1) || !c.srv.frames.allow(c.client(), now) {
 			c.send(errorEvent("", codeRateLimited, msgRateLimited))
 			continue
 		}
@@ -92,6 +109,32 @@ func (c *conn) serve(ctx context.Context) {
 			continue
 		}
 		c.dispatch(ctx, data)
+	}
+}
+
+// keepAlive pings the client every half idle timeout and closes the
+// connection when a pong does not come back within the other half: a peer
+// that vanished without a close does not hold its socket forever.
+func (c *conn) keepAlive(ctx context.Context) {
+	half := c.srv.cfg.IdleTimeout / 2
+	tick := time.NewTicker(half)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		pingCtx, cancel := context.WithTimeout(ctx, half)
+		err := c.ws.Ping(pingCtx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				c.srv.log.Debug("no pong; closing the connection", "err", err)
+				c.ws.CloseNow()
+			}
+			return
+		}
 	}
 }
 
@@ -106,8 +149,9 @@ func (c *conn) send(ev event) {
 func (c *conn) sendFrame(data []byte) { c.send(event{raw: data}) }
 
 // watch has the connection follow conversation conv's turns, whoever runs
-// them; it was shown the card of park shown as it joined (nil: none).
-func (c *conn) watch(conv string, shown *store.Park) {
+// them; what comes is held until the connection opens the watch
+// (hub.open).
+func (c *conn) watch(conv string) {
 	if c.watching[conv] {
 		return
 	}
@@ -115,7 +159,7 @@ func (c *conn) watch(conv string, shown *store.Park) {
 		c.watching = map[string]bool{}
 	}
 	c.watching[conv] = true
-	c.srv.hub.watch(c, conv, shown)
+	c.srv.hub.watch(c, conv)
 }
 
 func (c *conn) enqueueLocked(ev event) {

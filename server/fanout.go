@@ -41,13 +41,23 @@ type topic struct {
 	dropped  bool   // live outgrew its bounds; the catch-up is cut
 }
 
-// A watcher is a socket's watch of a conversation. A socket shown a card
-// when it joined (Engine.Reattach) may still get notes of the run of the
-// turn that raised it, from another process, which were on their way: they
-// are not news to it, unlike what comes after the card.
+// A watcher is a socket's watch of a conversation. It starts held: from
+// before the socket's join is acknowledged until the card it is shown, if
+// any, is out, what it is to hear waits in held, so nothing that happens
+// in between is lost or comes before the ack. A socket shown a card as it
+// joined (Engine.Reattach) may still get notes of the run of the turn that
+// raised it, from another process, which were on their way: they are not
+// news to it, unlike what comes after the card.
 type watcher struct {
+	open    bool
+	held    []heldFrame
 	shown   string // the park it was shown, until news reaches it
 	request string // the shown park's turn
+}
+
+type heldFrame struct {
+	frame []byte
+	n     *note // nil for the catch-up
 }
 
 // said is one frame of a running turn: a run of tokens, kept as text so a
@@ -269,11 +279,21 @@ func (h *hub) deliver(conv string, f agent.Follower, n note) {
 	tp.keep(n)
 	frame := n.Frame
 	for c, w := range tp.watchers {
-		if agent.Follower(c) == f || w.old(n) {
+		if agent.Follower(c) == f {
 			continue
 		}
 		if frame == nil {
 			frame = tokenEvent(n.RequestID, n.Token).raw
+		}
+		if !w.open {
+			w.held = append(w.held, heldFrame{frame: frame, n: &n})
+			if n.Chunk != nil {
+				w.held = append(w.held, heldFrame{frame: n.Chunk, n: &n})
+			}
+			continue
+		}
+		if w.old(n) {
+			continue
 		}
 		c.sendFrame(frame)
 		if n.Chunk != nil {
@@ -321,10 +341,9 @@ func (tp *topic) keep(n note) {
 	}
 }
 
-// watch makes c a watcher of conversation conv, shown the card of park
-// shown (nil: none) as it joined. A socket that joins while a turn runs
-// there first gets what the turn has said so far.
-func (h *hub) watch(c *conn, conv string, shown *store.Park) {
+// watch makes c a held watcher of conversation conv, holding first what
+// the turn that runs there, if any, has said so far (its catch-up).
+func (h *hub) watch(c *conn, conv string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	tp := h.topics[conv]
@@ -339,18 +358,37 @@ func (h *hub) watch(c *conn, conv string, shown *store.Park) {
 		return
 	}
 	w := &watcher{}
+	for i := range tp.live {
+		s := &tp.live[i]
+		frame := s.frame
+		if frame == nil {
+			frame = tokenEvent(s.requestID, string(s.tokens)).raw
+		}
+		w.held = append(w.held, heldFrame{frame: frame})
+	}
+	tp.watchers[c] = w
+}
+
+// open sends c what its watch of conv held, and from then on what comes,
+// now that its join is acknowledged and the card of park shown (nil: none)
+// is out.
+func (h *hub) open(c *conn, conv string, shown *store.Park) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tp := h.topics[conv]
+	if tp == nil || tp.watchers[c] == nil || tp.watchers[c].open {
+		return
+	}
+	w := tp.watchers[c]
 	if shown != nil {
 		w.shown, w.request = shown.ID, shown.Turn.RequestID
 	}
-	tp.watchers[c] = w
-	for i := range tp.live {
-		s := &tp.live[i]
-		if s.frame != nil {
-			c.sendFrame(s.frame)
-		} else {
-			c.sendFrame(tokenEvent(s.requestID, string(s.tokens)).raw)
+	for _, hf := range w.held {
+		if hf.n == nil || !w.old(*hf.n) {
+			c.sendFrame(hf.frame)
 		}
 	}
+	w.open, w.held = true, nil
 }
 
 // unwatch ends c's watch of conv.

@@ -246,3 +246,24 @@ func waitListening(t *testing.T, servers ...*servertest.Server) {
 		}
 	}
 }
+
+// The page's "answer in words": a message that names the pending card in
+// withdrawInteraction withdraws it, also from the session that raised it.
+func TestMessageNamesTheCardItAnswers(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: &historyModel{}})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips"]`)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
+	iid := path(c.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	c.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"Pro, please","withdrawInteraction":"another-card"}`)
+	if ev := c.Expect("error")[0]; errorCode(ev) != "TURN_IN_PROGRESS" {
+		t.Fatalf("a message naming another card: %v", ev)
+	}
+	c.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"Pro, please","withdrawInteraction":"` + iid + `"}`)
+	if ev := c.Expect("cancelled", "immediate_response"); ev[0]["requestId"] != "T" || ev[1]["requestId"] != "T3" {
+		t.Fatalf("answer in words: %v", ev)
+	}
+	if text, end := c.Turn(); text != "ok" || end["type"] != "eventual_response" {
+		t.Errorf("the new turn: %q, %v", text, end)
+	}
+}

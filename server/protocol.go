@@ -25,14 +25,15 @@ const (
 )
 
 const (
-	msgInvalidJSON    = "Invalid JSON frame"
-	msgBinary         = "binary frames are not supported; send JSON text frames"
-	msgInternal       = "Internal error processing the request."
-	msgTurnInProgress = "a turn is already in progress on this connection; cancel it or wait for it to complete"
-	msgFieldsInvalid  = "Some fields need attention."
-	msgRateLimited    = "too many frames on this connection; slow down"
-	maxRequestID      = 256 // bytes of a requestId that are echoed; a longer one is refused
-	maxEchoedAction   = 64  // bytes of an unknown action name that are echoed
+	msgInvalidJSON          = "Invalid JSON frame"
+	msgBinary               = "binary frames are not supported; send JSON text frames"
+	msgInternal             = "Internal error processing the request."
+	msgTurnInProgress       = "a turn is already in progress on this connection; cancel it or wait for it to complete"
+	msgFieldsInvalid        = "Some fields need attention."
+	msgRateLimited          = "too many frames; slow down"
+	msgTooManyConversations = "too many new conversations; slow down"
+	maxRequestID            = 256 // bytes of a requestId that are echoed; a longer one is refused
+	maxEchoedAction         = 64  // bytes of an unknown action name that are echoed
 )
 
 // frame is every client action's fields. Fields whose absence differs from
@@ -57,6 +58,10 @@ type frame struct {
 	Limit          int             `json:"limit"`
 	Cursor         string          `json:"cursor"`
 	Code           json.RawMessage `json:"code"` // verify_otp's code: a string or a number
+	// Withdraw, on send_message, names the pending card the message
+	// answers in words (a kindkit extension): it is withdrawn even when
+	// the message's session raised it.
+	Withdraw string `json:"withdrawInteraction"`
 }
 
 // decodeFrame parses one text frame. supports, when present and not null,

@@ -79,7 +79,7 @@ func TestOversizedFrame(t *testing.T) {
 // other connections go on.
 func TestClientThatStopsReading(t *testing.T) {
 	sink := &syncbuf.Buffer{}
-	_, url := startServer(t, server.Config{Model: &agent.Scripted{}, FrameRate: -1, Logger: slog.New(slog.NewTextHandler(sink, nil))})
+	_, url := startServer(t, server.Config{Model: &agent.Scripted{}, FrameRate: -1, ClientFrameRate: -1, Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	slow, other := dial(t, url), dial(t, url)
 	ping := []byte(`{"action":"ping","requestId":"` + strings.Repeat("p", 256) + `"}`) // the longest echoed
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -62,6 +62,20 @@ type Config struct {
 	// means no bound.
 	FrameRate  float64
 	FrameBurst int
+	// ClientFrameRate and ClientFrameBurst bound the frames one client
+	// sends across all its connections (its principal, or its IP address
+	// when anonymous); defaults 200/s and 400, negative: no bound.
+	ClientFrameRate  float64
+	ClientFrameBurst int
+	// ConversationRate and ConversationBurst bound the conversations one
+	// client creates (RATE_LIMITED beyond); defaults 10/s and 100,
+	// negative: no bound.
+	ConversationRate  float64
+	ConversationBurst int
+	// IdleTimeout closes a socket that does not answer a ping: one goes
+	// out every half of it, and gets half of it to come back. Default 60s,
+	// negative: never.
+	IdleTimeout time.Duration
 	// MaxConnections bounds the open sockets (default 10000); an upgrade
 	// over it gets 503.
 	MaxConnections int
@@ -75,6 +89,8 @@ type Server struct {
 	clock    clockwork.Clock
 	engine   *agent.Engine
 	hub      *hub
+	frames   *clientLimits // by client, across its connections
+	creates  *clientLimits // conversations created, by client
 	draining atomic.Bool
 	stopHub  context.CancelFunc
 	hubDone  chan struct{}
@@ -108,11 +124,27 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = 10000
 	}
+	if cfg.ClientFrameRate == 0 {
+		cfg.ClientFrameRate = 200
+	}
+	if cfg.ClientFrameBurst <= 0 {
+		cfg.ClientFrameBurst = 400
+	}
+	if cfg.ConversationRate == 0 {
+		cfg.ConversationRate = 10
+	}
+	if cfg.ConversationBurst <= 0 {
+		cfg.ConversationBurst = 100
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = time.Minute
+	}
 	clock := cfg.Clock
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, clock: clock, conns: map[*conn]struct{}{}, hubDone: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, clock: clock, conns: map[*conn]struct{}{}, hubDone: make(chan struct{}),
+		frames: newClientLimits(cfg.ClientFrameRate, cfg.ClientFrameBurst), creates: newClientLimits(cfg.ConversationRate, cfg.ConversationBurst)}
 	var bus store.Notifier
 	if shared, ok := cfg.Store.(store.Shared); ok {
 		bus = shared.Notifier()
@@ -185,6 +217,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer ws.CloseNow()
 	ws.SetReadLimit(maxFrameBytes)
 	c := newConn(s, ws)
+	c.ip = remoteIP(r)
 	if len(s.cfg.AuthSecret) > 0 {
 		c.auth = true
 		if p, err := VerifyToken(r.URL.Query().Get("token"), s.cfg.AuthSecret, s.clock.Now(), s.cfg.AuthRules); err == nil {

@@ -52,6 +52,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	frameRate := fs.Float64("frame-rate", 20, "frames per second one connection may send (beyond -frame-burst); more are answered RATE_LIMITED; negative: no bound")
 	frameBurst := fs.Int("frame-burst", 40, "frames one connection may send at once")
 	maxConns := fs.Int("max-connections", 10000, "open sockets at most; an upgrade over it gets 503")
+	clientFrameRate := fs.Float64("client-frame-rate", 200, "frames per second one client (its principal; its IP address when anonymous) may send across its connections (beyond -client-frame-burst); negative: no bound")
+	clientFrameBurst := fs.Int("client-frame-burst", 400, "frames one client may send at once")
+	convRate := fs.Float64("conversation-rate", 10, "conversations per second one client may create (beyond -conversation-burst); more get RATE_LIMITED; negative: no bound")
+	convBurst := fs.Int("conversation-burst", 100, "conversations one client may create at once")
+	idleTimeout := fs.Duration("idle-timeout", time.Minute, "close a socket that does not answer a ping within this (one goes out every half of it); negative: never")
 	var mcpSources []mcp.Source
 	fs.Func("mcp", "use the tools of an MCP server, as `NAME=COMMAND [ARGS…]` (kindkit starts it, stdio) or NAME=https://…/mcp (streamable HTTP); the model sees them as NAME__tool; repeatable", func(v string) error {
 		src, err := mcp.ParseSource(v)
@@ -99,7 +104,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			allowed = append(allowed, o)
 		}
 	}
-	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns, AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
+	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns,
+		ClientFrameRate: *clientFrameRate, ClientFrameBurst: *clientFrameBurst, ConversationRate: *convRate, ConversationBurst: *convBurst, IdleTimeout: *idleTimeout,
+		AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// clientLimits are rate limits by client, across its connections: its
+// principal when signed in, its IP address when anonymous. Behind a
+// reverse proxy every anonymous client has the proxy's address.
+type clientLimits struct {
+	limit rate.Limit
+	burst int
+	idle  time.Duration // unused this long, a bucket is full again: dropping it loses nothing
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	swept   time.Time
+}
+
+type bucket struct {
+	*rate.Limiter
+	used time.Time
+}
+
+// newClientLimits is nil, allowing everything, when perSecond < 0.
+func newClientLimits(perSecond float64, burst int) *clientLimits {
+	if perSecond < 0 {
+		return nil
+	}
+	idle := time.Minute
+	if perSecond > 0 {
+		idle = max(idle, time.Duration(float64(burst)/perSecond*float64(time.Second)))
+	}
+	return &clientLimits{limit: rate.Limit(perSecond), burst: burst, idle: idle, buckets: map[string]*bucket{}}
+}
+
+// allow takes one token of client's bucket.
+func (l *clientLimits) allow(client string, now time.Time) bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.swept) > l.idle {
+		for k, b := range l.buckets {
+			if now.Sub(b.used) > l.idle {
+				delete(l.buckets, k)
+			}
+		}
+		l.swept = now
+	}
+	b := l.buckets[client]
+	if b == nil {
+		b = &bucket{Limiter: rate.NewLimiter(l.limit, l.burst)}
+		l.buckets[client] = b
+	}
+	b.used = now
+	return b.AllowN(now, 1)
+}
+
+// remoteIP is the address a request came from, without its port.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
