@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,23 +24,27 @@ import (
 // It is the engine's agent.Observer. Lock order: a turn's, then h.mu, then
 // a conn's c.mu.
 type hub struct {
-	srv    *Server
-	origin string         // this process's name on its notes
-	bus    store.Notifier // nil: this process is the only one
-	out    chan []byte    // notes for the bus, sent in order by publish
+	srv     *Server
+	origin  string         // this process's name on its notes
+	self    []byte         // how this process's notes begin
+	bus     store.Notifier // nil: this process is the only one
+	out     chan note      // notes for the bus, sent in order by publish
+	dropped atomic.Int64   // notes the full queue refused since the last batch
 
 	mu     sync.Mutex
 	topics map[string]*topic        // conversation id → its watchers and running turn
 	probes map[string]chan struct{} // probe id → closed when the probe came back
+	pruned time.Time                // when topics were last pruned
 }
 
 // A topic is one conversation's watchers here and what its running turn
 // has said so far.
 type topic struct {
 	watchers map[*conn]*watcher
-	live     []said // the running turn's frames; nil when none runs
-	size     int    // bytes in live
-	dropped  bool   // live outgrew its bounds; the catch-up is cut
+	live     []said    // the running turn's frames; nil when none runs
+	size     int       // bytes in live
+	dropped  bool      // live outgrew its bounds; the catch-up is cut
+	heard    time.Time // its last event
 }
 
 // A watcher is a socket's watch of a conversation. It starts held: from
@@ -87,14 +93,18 @@ const (
 	maxLiveFrames = 256
 	maxLiveBytes  = 1 << 20
 	busQueue      = 4096 // notes waiting for the bus before new ones are dropped
+	// A turn whose end this process never heard (its notes were lost while
+	// the bus was down) is forgotten after topicIdle without a watcher.
+	topicIdle = 10 * time.Minute
 )
 
 var _ agent.Observer = (*hub)(nil)
 
 func newHub(s *Server, bus store.Notifier) *hub {
-	h := &hub{srv: s, origin: uuid.NewString(), bus: bus, topics: map[string]*topic{}, probes: map[string]chan struct{}{}}
+	origin := uuid.NewString()
+	h := &hub{srv: s, origin: origin, self: []byte(`{"o":"` + origin + `"`), bus: bus, topics: map[string]*topic{}, probes: map[string]chan struct{}{}}
 	if bus != nil {
-		h.out = make(chan []byte, busQueue)
+		h.out = make(chan note, busQueue)
 	}
 	return h
 }
@@ -132,31 +142,52 @@ func (h *hub) listen(ctx context.Context) {
 	}
 }
 
-// publish sends queued notes in order, as many as are waiting at once.
+// publish sends queued notes in order, as many as are waiting at once,
+// with each run of one turn's tokens as one note.
 func (h *hub) publish(ctx context.Context) {
 	for {
-		var batch [][]byte
+		var batch []note
 		select {
 		case <-ctx.Done():
 			return
 		case n := <-h.out:
 			batch = append(batch, n)
 		}
-		for len(batch) < 256 {
+		for more := true; more && len(batch) < 256; {
 			select {
 			case n := <-h.out:
-				batch = append(batch, n)
-				continue
+				if last := &batch[len(batch)-1]; n.isToken() && last.isToken() && n.Conversation == last.Conversation &&
+					n.RequestID == last.RequestID && n.After == last.After {
+					last.Token += n.Token
+				} else {
+					batch = append(batch, n)
+				}
 			default:
+				more = false
 			}
-			break
+		}
+		if n := h.dropped.Swap(0); n > 0 {
+			h.srv.log.Warn("fan-out: the bus was behind; notes to other processes were dropped", "notes", n)
+		}
+		msgs := make([][]byte, 0, len(batch))
+		for _, n := range batch {
+			data, err := json.Marshal(n)
+			if err != nil {
+				h.srv.log.Error("fan-out: encode note", "err", err)
+				continue
+			}
+			msgs = append(msgs, data)
 		}
 		sendCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := h.bus.Notify(sendCtx, batch...); err != nil && ctx.Err() == nil {
-			h.srv.log.Warn("fan-out: notes to other processes lost", "notes", len(batch), "err", err)
+		if err := h.bus.Notify(sendCtx, msgs...); err != nil && ctx.Err() == nil {
+			h.srv.log.Warn("fan-out: notes to other processes lost", "notes", len(msgs), "err", err)
 		}
 		cancel()
 	}
+}
+
+func (n *note) isToken() bool {
+	return n.Kind == agent.EventText && n.Frame == nil && n.Taken == "" && n.Probe == ""
 }
 
 func (h *hub) send(n note) {
@@ -164,20 +195,20 @@ func (h *hub) send(n note) {
 		return
 	}
 	n.Origin = h.origin
-	data, err := json.Marshal(n)
-	if err != nil {
-		h.srv.log.Error("fan-out: encode note", "err", err)
-		return
-	}
 	select {
-	case h.out <- data:
+	case h.out <- n:
 	default:
-		h.srv.log.Warn("fan-out: the bus is behind; a note to other processes is dropped")
+		h.dropped.Add(1) // counted, and logged once the bus takes notes again
 	}
 }
 
-// receive handles a note from the bus.
+// receive handles a note from the bus. This process's own notes come back
+// too: they are told apart by their first bytes (Origin is the first
+// field), not decoded, unless they may be a probe.
 func (h *hub) receive(data []byte) {
+	if bytes.HasPrefix(data, h.self) && !bytes.Contains(data, []byte(`"q":`)) {
+		return
+	}
 	var n note
 	if err := json.Unmarshal(data, &n); err != nil || n.Conversation == "" {
 		h.srv.log.Warn("fan-out: bad note", "bytes", len(data))
@@ -277,6 +308,11 @@ func (h *hub) deliver(conv string, f agent.Follower, n note) {
 		h.topics[conv] = tp
 	}
 	tp.keep(n)
+	now := time.Now()
+	tp.heard = now
+	if now.Sub(h.pruned) > time.Minute {
+		h.pruneLocked(now)
+	}
 	frame := n.Frame
 	for c, w := range tp.watchers {
 		if agent.Follower(c) == f {
@@ -303,6 +339,16 @@ func (h *hub) deliver(conv string, f agent.Follower, n note) {
 	if len(tp.watchers) == 0 && tp.live == nil {
 		delete(h.topics, conv)
 	}
+}
+
+// pruneLocked forgets the topics nobody watches whose turn went quiet.
+func (h *hub) pruneLocked(now time.Time) {
+	for conv, tp := range h.topics {
+		if len(tp.watchers) == 0 && now.Sub(tp.heard) > topicIdle {
+			delete(h.topics, conv)
+		}
+	}
+	h.pruned = now
 }
 
 // old tells whether n is of the run of the turn that raised the card w
