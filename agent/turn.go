@@ -244,12 +244,12 @@ func (t *Turn) tell(ev Event, last bool) {
 
 // markCancelled marks the turn cancelled by a person and tells the
 // observer (and, when tellFollower, the follower) its cancelled event: the
-// last anyone hears of it. False when it was cancelled already.
-func (t *Turn) markCancelled(tellFollower bool) bool {
+// last anyone hears of it, once.
+func (t *Turn) markCancelled(tellFollower bool) {
 	t.emitMu.Lock()
 	defer t.emitMu.Unlock()
 	if t.cancelled.Swap(true) {
-		return false
+		return
 	}
 	ev := Event{Kind: EventCancelled, RequestID: t.requestID, After: t.after}
 	if id, _ := t.Parked(); id != "" {
@@ -259,7 +259,6 @@ func (t *Turn) markCancelled(tellFollower bool) bool {
 		t.follower.Finish(t, ev)
 	}
 	t.eng.observe(t.session.ConversationID, t.follower, ev)
-	return true
 }
 
 // fail ends the turn with EventFailed; details stay in the log. An owed
