@@ -35,6 +35,7 @@
     composer: document.getElementById("composer"),
     message: document.getElementById("message"),
     send: document.getElementById("send"),
+    stop: document.getElementById("stop"),
     fresh: document.getElementById("new-conversation"),
     announcer: document.getElementById("announcer"),
   };
@@ -210,15 +211,32 @@
     updateComposer();
   }
 
+  // openCard is the card the active turn waits on, if any: a message then
+  // answers it in words (send_message's withdrawInteraction).
+  function openCard() {
+    const t = state.active && state.turns.get(state.active);
+    if (!t || !t.parked) return undefined;
+    return [...state.cards.values()].find((c) => c.turn === t && c.state === "open");
+  }
+
   function updateComposer() {
     const online = !!state.sessionId;
     const turn = state.active && state.turns.get(state.active);
-    el.send.disabled = !online || !!state.active;
-    el.message.placeholder = turn && turn.parked ? "Answer the card above…" : "Write a message…";
+    const card = openCard();
+    const running = !!turn && !turn.parked && !turn.done;
+    el.send.disabled = !online || (!!state.active && !card);
+    el.stop.hidden = !running;
+    el.stop.disabled = !online;
+    el.message.placeholder = card ? "Answer the card above, or write your answer…" : "Write a message…";
     if (!online) el.send.title = "Not connected";
-    else if (state.active) el.send.title = "Wait for the reply, or answer the card";
+    else if (state.active && !card) el.send.title = "Wait for the reply, or stop it";
     else el.send.removeAttribute("title");
   }
+
+  el.stop.addEventListener("click", () => {
+    if (!state.active) return;
+    send({ action: "cancel", requestId: nextId("cancel") });
+  });
 
   // ---- events -------------------------------------------------------------
 
@@ -325,8 +343,15 @@
     });
   }
 
+  // watched is the turn of an event this tab did not ask for: another tab's,
+  // or one the server resumed elsewhere. It is shown as it streams.
+  function watched(rid) {
+    if (!rid || state.pending.has(rid)) return undefined;
+    return state.turns.get(rid) || turnFor(rid);
+  }
+
   function onToken(m) {
-    const t = state.turns.get(m.requestId);
+    const t = watched(m.requestId);
     if (!t || t.done) return;
     const tok = m.token ?? (m.data && m.data.token) ?? "";
     if (!tok) return;
@@ -339,7 +364,7 @@
   }
 
   function onChunk(m) {
-    const t = state.turns.get(m.requestId);
+    const t = watched(m.requestId);
     if (!t || t.done) return;
     const raw = (m.data && m.data.state && m.data.state.rawResponse) || {};
     const name = m.node || (m.data && m.data.node) || "tool";
@@ -366,6 +391,20 @@
         put(t, tool.el);
       }
       tool.finish(r.result, r.isError);
+      settleCards(t, r.result);
+    }
+  }
+
+  // settleCards closes a turn's cards that are still open once the turn
+  // runs on: they were answered (here, in another tab, or by the deadline).
+  function settleCards(t, result) {
+    let status = "";
+    try { status = JSON.parse(result).status || ""; } catch { /* not a payload */ }
+    for (const c of state.cards.values()) {
+      if (c.turn !== t || (c.state !== "open" && c.state !== "sending")) continue;
+      if (status === "declined") c.close("declined");
+      else if (status === "no_response") c.close("closed", "No answer in time.");
+      else c.close("answered");
     }
   }
 
@@ -413,7 +452,7 @@
   }
 
   function onEventual(m) {
-    const t = state.turns.get(m.requestId);
+    const t = watched(m.requestId);
     if (!t) return;
     const parts = (m.data && m.data.data && m.data.data.response && m.data.data.response.responseParts) || [];
     const full = parts.join("");
@@ -444,7 +483,14 @@
 
   function onCancelled(m) {
     const t = state.turns.get(m.requestId);
-    if (t) finishTurn(t, "Stopped.");
+    if (!t) return;
+    const inWords = [...state.cards.values()].find((c) => c.turn === t && c.inWords);
+    if (inWords) {
+      inWords.close("closed", "Answered in words.");
+      finishTurn(t);
+      return;
+    }
+    finishTurn(t, "Stopped.");
   }
 
   function onError(m) {
@@ -498,9 +544,13 @@
   el.composer.addEventListener("submit", (e) => {
     e.preventDefault();
     const text = el.message.value.trim();
-    if (!text || !state.sessionId || state.active) return;
+    const card = openCard();
+    if (!text || !state.sessionId || (state.active && !card)) return;
     const rid = nextId("msg");
-    if (!send({ action: "send_message", requestId: rid, sessionId: state.sessionId, message: text, stream: true })) return;
+    const frame = { action: "send_message", requestId: rid, sessionId: state.sessionId, message: text, stream: true };
+    if (card) frame.withdrawInteraction = card.id;
+    if (!send(frame)) return;
+    if (card) card.inWords = true;
     append(userBubble(text));
     state.active = rid;
     turnFor(rid);
@@ -558,6 +608,7 @@
     }
     const card = buildCard(d, rid, t);
     state.cards.set(d.interactionId, card);
+    updateComposer();
     t.el.dataset.parked = "true";
     put(t, card.el);
     t.seg = null;
