@@ -68,3 +68,35 @@ func TestLivePage(t *testing.T) {
 		p.do("the composer again", chromedp.WaitEnabled(chromedp.CSS("#send")), chromedp.WaitNotVisible(chromedp.CSS("#stop")))
 	})
 }
+
+// TestMarkdownReply: a reply's Markdown is drawn (headings, bold, code,
+// links that open in a new tab) and nothing in it runs as HTML.
+func TestMarkdownReply(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t)
+	reply := "## Plans\n\n**Pro** suits teams; run `kk up`.\n\n```\ngo run ./cmd/kindserver\n```\n\n" +
+		"See [the docs](https://example.com/docs) or [this](javascript:window.__pwned=1).\n\n" +
+		`<img src="x" onerror="window.__pwned=1"><script>window.__pwned=1</script>`
+	p := newPage(t, browser)
+	p.open(startServer(t, catalog, []agent.ScriptEntry{{Kind: "text", Text: reply}}))
+	p.say("which plan?", true)
+	p.waitFor("the reply", `document.querySelector('.msg.assistant .md h2')`)
+	checks := map[string]string{
+		"heading":               `document.querySelector('.msg.assistant .md h2').innerText === "Plans"`,
+		"bold":                  `document.querySelector('.msg.assistant .md strong').innerText === "Pro"`,
+		"inline code":           `document.querySelector('.msg.assistant .md p code').innerText === "kk up"`,
+		"code block":            `document.querySelector('.msg.assistant .md pre code').innerText.includes("go run ./cmd/kindserver")`,
+		"link in a new tab":     `(() => { const a = document.querySelector('.msg.assistant .md a[href="https://example.com/docs"]'); return !!a && a.target === "_blank" && a.rel.includes("noopener") })()`,
+		"no javascript: link":   `![...document.querySelectorAll('.msg.assistant a')].some(a => (a.getAttribute("href") || "").startsWith("javascript"))`,
+		"no handler, no script": `!document.querySelector('.msg.assistant [onerror], .msg.assistant script') && window.__pwned === undefined`,
+	}
+	for name, js := range checks {
+		if !eval[bool](p, js) {
+			t.Errorf("%s: %s is false; the bubble's HTML:\n%s", name, js, eval[string](p, `document.querySelector('.msg.assistant').innerHTML`))
+		}
+	}
+}

@@ -306,7 +306,7 @@
     for (const msg of [...messages].reverse()) {
       const text = (msg.content && msg.content.text) || "";
       if (msg.direction === "inbound") box.append(userBubble(text));
-      else box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, h("p", { class: "text", text })));
+      else box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, reply(text)));
     }
     el.empty.hidden = true;
     el.log.insertBefore(box, el.empty.nextSibling);
@@ -350,16 +350,46 @@
     return state.turns.get(rid) || turnFor(rid);
   }
 
+  // reply is a bubble's block of reply text, drawn from its Markdown.
+  function reply(text) {
+    const node = h("div", { class: "text md" });
+    node.md = text;
+    drawMarkdown(node);
+    return node;
+  }
+
+  // drawMarkdown renders node.md with marked and sanitises the HTML with
+  // DOMPurify (links only to http(s) and mailto, opening in a new tab):
+  // nothing a model writes runs as HTML. Without the libraries it is text.
+  function drawMarkdown(node) {
+    if (!window.marked || !window.DOMPurify) {
+      node.textContent = node.md;
+      return;
+    }
+    const html = window.marked.parse(node.md, { gfm: true, breaks: true, async: false });
+    node.innerHTML = window.DOMPurify.sanitize(html, { ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i, FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"] });
+  }
+
+  if (window.DOMPurify) {
+    window.DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+      if (node.tagName === "A" && node.hasAttribute("href")) {
+        node.setAttribute("target", "_blank");
+        node.setAttribute("rel", "noopener noreferrer");
+      }
+    });
+  }
+
   function onToken(m) {
     const t = watched(m.requestId);
     if (!t || t.done) return;
     const tok = m.token ?? (m.data && m.data.token) ?? "";
     if (!tok) return;
     if (!t.seg || t.seg.nextSibling !== t.typing) {
-      t.seg = h("p", { class: "text" });
+      t.seg = reply("");
       put(t, t.seg);
     }
-    keepScrolled(() => { t.seg.textContent += tok; });
+    t.seg.md += tok;
+    keepScrolled(() => drawMarkdown(t.seg));
     t.text += tok;
   }
 
@@ -457,7 +487,7 @@
     const parts = (m.data && m.data.data && m.data.data.response && m.data.data.response.responseParts) || [];
     const full = parts.join("");
     if (!t.text && full) {
-      put(t, h("p", { class: "text", text: full }));
+      put(t, reply(full));
       t.text = full;
     }
     showSources(t, (m.data && m.data.data && m.data.data.citations) || []);
