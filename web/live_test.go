@@ -100,3 +100,62 @@ func TestMarkdownReply(t *testing.T) {
 		}
 	}
 }
+
+// TestCardDetails: a single-select question takes a chip or words, not
+// both; Enter in the words box does not send the card; an error clears as
+// it is fixed; a long unbroken label wraps instead of widening the page;
+// text people and models write gets dir="auto".
+func TestCardDetails(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t)
+	long := strings.Repeat("W", 300)
+	p := newPage(t, browser)
+	p.open(startServer(t, catalog, []agent.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","` + long + `"]}],"reason":"to quote"}`},
+		{Kind: "text", Text: "Thanks."},
+	}))
+	const card = `.card[data-kind="choices"]`
+	p.do("a phone-sized window", chromedp.EmulateViewport(390, 844))
+	p.say("שלום", true)
+	p.do("the card", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Basic"]`)))
+	fits := `(() => {
+		const c = document.querySelector('` + card + `').getBoundingClientRect();
+		const chip = document.querySelector('` + card + ` .chip:last-child').getBoundingClientRect();
+		return chip.right <= c.right + 1 && document.documentElement.scrollWidth <= document.documentElement.clientWidth;
+	})()`
+	if !eval[bool](p, fits) {
+		t.Errorf("a long label overflows: chip right %v, card right %v, page scrollWidth %d, clientWidth %d",
+			eval[float64](p, `document.querySelector('`+card+` .chip:last-child').getBoundingClientRect().right`),
+			eval[float64](p, `document.querySelector('`+card+`').getBoundingClientRect().right`),
+			eval[int](p, `document.documentElement.scrollWidth`), eval[int](p, `document.documentElement.clientWidth`))
+	}
+	if got := eval[string](p, `document.querySelector('.msg.user .text').getAttribute("dir")`); got != "auto" {
+		t.Errorf(`the user's bubble has dir=%q, want "auto"`, got)
+	}
+
+	p.do("submit nothing", chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	planErr := card + ` .question[data-header="Plan"] .field-error`
+	p.do("the Plan error", chromedp.WaitVisible(chromedp.CSS(planErr)))
+	p.do("pick Basic", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Basic"]`)))
+	if !eval[bool](p, `document.querySelector('`+planErr+`').hidden`) {
+		t.Error("the Plan error stays after a pick")
+	}
+	other := card + ` .question[data-header="Plan"] input.other`
+	p.do("words instead", chromedp.SendKeys(chromedp.CSS(other), "Enterprise"), chromedp.KeyEvent("\r"))
+	if got := eval[string](p, `document.querySelector('`+card+` .chip[data-label="Basic"]').getAttribute("aria-pressed")`); got != "false" {
+		t.Errorf("Basic is still picked (aria-pressed=%s) after typing an answer to a single-select question", got)
+	}
+	if got := eval[string](p, `document.querySelector('`+card+`').dataset.state`); got != "open" {
+		t.Errorf("Enter in the words box sent the card (state %s)", got)
+	}
+	p.do("Basic again", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Basic"]`)))
+	if got := eval[string](p, `document.querySelector('`+other+`').value`); got != "" {
+		t.Errorf("the words %q stay beside a picked chip", got)
+	}
+	p.do("send the card", chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	p.waitFor("the answered card", `document.querySelector('`+card+`').dataset.state === "answered"`)
+}

@@ -314,7 +314,7 @@
   }
 
   function userBubble(text) {
-    return h("article", { class: "msg user", "aria-label": "You" }, h("p", { class: "text", text }));
+    return h("article", { class: "msg user", "aria-label": "You" }, h("p", { class: "text", text, dir: "auto" }));
   }
 
   function addNote(text) {
@@ -352,7 +352,7 @@
 
   // reply is a bubble's block of reply text, drawn from its Markdown.
   function reply(text) {
-    const node = h("div", { class: "text md" });
+    const node = h("div", { class: "text md", dir: "auto" });
     node.md = text;
     drawMarkdown(node);
     return node;
@@ -643,7 +643,7 @@
     put(t, card.el);
     t.seg = null;
     const a = document.activeElement;
-    const focusWasIdle = !a || a === document.body || a === el.message || a === el.send;
+    const focusWasIdle = !a || a === document.body || a === el.send;
     card.el.scrollIntoView({ block: "nearest" });
     if (focusWasIdle) card.heading.focus({ preventScroll: true });
     announce("The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
@@ -817,23 +817,37 @@
       for (const opt of q.options || []) {
         const label = typeof opt === "string" ? opt : opt.label;
         const desc = typeof opt === "string" ? "" : opt.description;
-        const chip = h("button", { type: "button", class: "chip", "aria-pressed": "false", "data-label": label },
+        const chip = h("button", { type: "button", class: "chip", "aria-pressed": "false", "data-label": label, dir: "auto" },
           h("span", { class: "chip-label", text: label }),
           desc ? h("span", { class: "chip-desc", text: desc }) : null);
         chip.addEventListener("click", () => {
           if (card.state !== "open") return;
           const on = chip.getAttribute("aria-pressed") !== "true";
-          if (on && !multi) for (const c of chips) c.setAttribute("aria-pressed", "false");
+          if (on && !multi) {
+            for (const c of chips) c.setAttribute("aria-pressed", "false");
+            other.value = ""; // a single answer: the chip replaces the words
+          }
           chip.setAttribute("aria-pressed", on ? "true" : "false");
+          slot.mark("");
         });
         chips.push(chip);
         group.append(chip);
       }
       const otherId = uid("other");
-      const other = h("input", { type: "text", id: otherId, class: "other", name: `other-${q.header}`, autocomplete: "off", placeholder: "In your own words" });
+      const other = h("input", { type: "text", id: otherId, class: "other", name: `other-${q.header}`, autocomplete: "off", placeholder: "In your own words", dir: "auto" });
       const slot = errorSlot(() => [group, other]);
+      other.addEventListener("input", () => {
+        if (!multi && other.value.trim()) for (const c of chips) c.setAttribute("aria-pressed", "false");
+        slot.mark("");
+      });
+      // Enter in a one-line answer moves on; the card is sent with its button.
+      for (const type of ["keydown", "keypress"]) {
+        other.addEventListener(type, (e) => {
+          if (e.key === "Enter" && !e.isComposing) e.preventDefault();
+        });
+      }
       const fs = h("fieldset", { class: "question", "data-header": q.header },
-        h("legend", {}, h("span", { class: "q-header", text: q.header }), h("span", { class: "q-text", text: q.question })),
+        h("legend", { dir: "auto" }, h("span", { class: "q-header", text: q.header }), h("span", { class: "q-text", text: q.question })),
         h("p", { class: "hint", id: hintId, text: multi ? "Pick any that apply." : "Pick one." }),
         group,
         h("div", { class: "other-row" }, h("label", { for: otherId, text: "Other" }, h("span", { class: "sr-only", text: ` answer for ${q.header}` })), other),
@@ -873,6 +887,7 @@
       const id = uid("id-" + f.key);
       const input = h("input", { id, name: f.key, type: meta.type, autocomplete: meta.autocomplete, inputmode: meta.inputmode, "aria-required": f.required ? "true" : null, spellcheck: "false" });
       const slot = errorSlot(() => [input]);
+      input.addEventListener("input", () => slot.mark(""));
       body.append(h("div", { class: "field", "data-field": f.key },
         h("label", { for: id }, f.label || meta.label, f.required ? requiredMark() : null), input, slot.err));
       card.fields.set(f.key, { err: slot.err, mark: slot.mark, focus: () => input.focus() });
