@@ -325,8 +325,8 @@ func TestBrowser(t *testing.T) {
 		if got := p.text(card + ` .card-status`); !strings.Contains(got, "Answered") {
 			t.Errorf("card status %q", got)
 		}
-		if got := p.text(`.tool[data-tool="request_choices"] summary`); !strings.Contains(got, "done") {
-			t.Errorf("tool activity %q", got)
+		if eval[bool](p, `[...document.querySelectorAll('.tool[data-tool="request_choices"]')].some(x => x.offsetParent !== null)`) {
+			t.Error("the raise tool shows in the transcript: the card is what the person sees")
 		}
 	})
 
@@ -548,6 +548,10 @@ func TestBrowser(t *testing.T) {
 		p.do("the confirmation", chromedp.WaitVisible(chromedp.CSS(card+` button.primary`)))
 		if got := p.text(card); !strings.Contains(got, "delete_draft") {
 			t.Errorf("confirmation card %q does not name the tool", got)
+		}
+		p.waitFor("the arguments on the card", `document.querySelector('`+card+` .confirm-args dd') && document.querySelector('`+card+` .confirm-args dd').innerText === "7"`)
+		if eval[bool](p, `getComputedStyle(document.querySelector('.msg.assistant .typing')).display !== "none"`) {
+			t.Error("the typing dots run under the confirmation")
 		}
 		p.do("approve", chromedp.Click(chromedp.CSS(card+` button.primary`)))
 		p.waitFor("the approval", `document.querySelector('`+card+` .card-status').innerText.includes("Approved")`)

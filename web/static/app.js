@@ -393,6 +393,15 @@
     t.text += tok;
   }
 
+  // plumbing tells the tools whose lines the transcript hides: a kind's
+  // raise tool and the conversational submit, whose card (or words) is what
+  // the person sees.
+  function plumbing(name) {
+    if (name === "submit_interaction") return true;
+    for (const k of state.kinds.values()) if ((k.toolName || "request_" + k.name) === name) return true;
+    return Object.keys(CARDS).some((k) => "request_" + k === name);
+  }
+
   function onChunk(m) {
     const t = watched(m.requestId);
     if (!t || t.done) return;
@@ -408,6 +417,7 @@
         card.callShown = true;
         if (card.state === "open" || card.state === "sending") tool.waiting();
         card.tool = tool;
+        if (card.showArgs) card.showArgs(raw.toolCall.arguments);
         keepScrolled(() => t.el.insertBefore(tool.el, card.el));
       } else {
         put(t, tool.el);
@@ -440,9 +450,10 @@
 
   function toolLine(name, args) {
     const label = h("span", { class: "tool-state", text: "running" });
+    const hidden = plumbing(name); // kept in the page, not shown
     const body = h("div", { class: "tool-body" });
     if (args !== undefined) body.append(h("p", { class: "tool-h", text: "Arguments" }), h("pre", { text: JSON.stringify(args, null, 2) }));
-    const node = h("details", { class: "tool", "data-tool": name, "data-state": "running" },
+    const node = h("details", { class: "tool", "data-tool": name, "data-state": "running", hidden },
       h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }), " ", h("span", { class: "tool-name", text: name }), " · ", label),
       body);
     const tool = {
@@ -1136,23 +1147,41 @@
     const d = (m.data && m.data.data) || {};
     const t = turnFor(m.requestId);
     t.parked = true;
+    t.el.dataset.parked = "true";
     state.active = m.requestId;
     updateComposer();
     const headingId = uid("card-title");
     const heading = h("h2", { class: "card-title", id: headingId, tabindex: "-1", text: "Allow this action?" });
+    const args = h("dl", { class: "confirm-args", hidden: true });
     const err = h("p", { class: "card-error", role: "alert", hidden: true });
     const status = h("p", { class: "card-status", role: "status" });
     const approve = h("button", { type: "button", class: "primary", text: "Approve" });
     const reject = h("button", { type: "button", class: "quiet", text: "Reject" });
     const node = h("section", { class: "card", "data-kind": "confirmation", "data-state": "open", "aria-labelledby": headingId },
-      heading, h("p", { class: "card-reason", text: d.actionDescription || `Run ${d.toolId}?` }), err,
+      heading, h("p", { class: "card-reason", text: d.actionDescription || `Run ${d.toolId}?` }), args, err,
       h("div", { class: "card-actions" }, approve, reject), status);
     const c = {
       turn: t, toolName: d.toolId, el: node, callShown: false, state: "open",
+      // showArgs lists the call's arguments, which come with its chunk
+      // right after the card: what is approved is in plain view.
+      showArgs(a) {
+        let obj = a;
+        if (typeof a === "string") { try { obj = JSON.parse(a); } catch { obj = a; } }
+        args.replaceChildren();
+        if (obj && typeof obj === "object" && !Array.isArray(obj)) {
+          for (const [k, v] of Object.entries(obj)) {
+            args.append(h("dt", { text: humanize(k) }), h("dd", { text: typeof v === "string" ? v : JSON.stringify(v), dir: "auto" }));
+          }
+        } else if (obj !== undefined && obj !== "") {
+          args.append(h("dt", { text: "Arguments" }), h("dd", { text: typeof obj === "string" ? obj : JSON.stringify(obj) }));
+        }
+        args.hidden = !args.childElementCount;
+      },
       close(text) {
         c.state = "answered";
         if (c.tool) c.tool.resumed();
         t.parked = false;
+        delete t.el.dataset.parked;
         updateComposer();
         node.dataset.state = "answered";
         approve.disabled = reject.disabled = true;
