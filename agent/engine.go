@@ -458,6 +458,8 @@ func (e *Engine) Detach(t *Turn, draining bool) {
 	if _, owed := t.heldLease(); owed || draining {
 		return
 	}
+	// Aborted: the conversation's other sockets hear that it ended.
+	t.markCancelled(false)
 	t.cancel()
 }
 

@@ -267,3 +267,27 @@ func TestMessageNamesTheCardItAnswers(t *testing.T) {
 		t.Errorf("the new turn: %q, %v", text, end)
 	}
 }
+
+// A turn its socket's close aborts (it was never parked, §4.10) ends for
+// the conversation's other sockets too: they hear cancelled, and a socket
+// that joins afterwards is given nothing of it to catch up on.
+func TestAbortedTurnEndsForWatchers(t *testing.T) {
+	m := &stallModel{said: make(chan struct{}, 1), release: make(chan struct{})}
+	defer close(m.release)
+	_, url := startServer(t, server.Config{Model: m})
+	a, b := dial(t, url), dial(t, url)
+	sidA, _, conv := tabs(t, a, b, "")
+	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
+	a.Expect("immediate_response")
+	<-m.said
+	a.WS.CloseNow()
+	if text, end := watched(b, "T"); text != "Hello, there" || end["type"] != "cancelled" {
+		t.Errorf("the watcher of an aborted turn: %q, then %v", text, end)
+	}
+	c := dial(t, url)
+	resumeConversation(c, conv, "")
+	c.Send(`{"action":"ping","requestId":"p"}`)
+	if ev := c.Next(); ev["type"] != "pong" {
+		t.Errorf("a socket joining after the abort got %v before its pong", ev)
+	}
+}
