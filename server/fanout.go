@@ -302,11 +302,7 @@ func (h *hub) ParkTaken(conv, id string) {
 func (h *hub) deliver(conv string, f agent.Follower, n note) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	tp := h.topics[conv]
-	if tp == nil {
-		tp = &topic{}
-		h.topics[conv] = tp
-	}
+	tp := h.topicLocked(conv)
 	tp.keep(n)
 	now := time.Now()
 	tp.heard = now
@@ -339,6 +335,16 @@ func (h *hub) deliver(conv string, f agent.Follower, n note) {
 	if len(tp.watchers) == 0 && tp.live == nil {
 		delete(h.topics, conv)
 	}
+}
+
+// topicLocked is conversation conv's topic, made when it has none.
+func (h *hub) topicLocked(conv string) *topic {
+	tp := h.topics[conv]
+	if tp == nil {
+		tp = &topic{watchers: map[*conn]*watcher{}}
+		h.topics[conv] = tp
+	}
+	return tp
 }
 
 // pruneLocked forgets the topics nobody watches whose turn went quiet.
@@ -392,14 +398,7 @@ func (tp *topic) keep(n note) {
 func (h *hub) watch(c *conn, conv string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	tp := h.topics[conv]
-	if tp == nil {
-		tp = &topic{}
-		h.topics[conv] = tp
-	}
-	if tp.watchers == nil {
-		tp.watchers = map[*conn]*watcher{}
-	}
+	tp := h.topicLocked(conv)
 	if _, ok := tp.watchers[c]; ok {
 		return
 	}

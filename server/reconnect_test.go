@@ -122,18 +122,7 @@ func TestRacingSubmits(t *testing.T) {
 		wg.Wait()
 		won := 0
 		for _, c := range []*client{a, b} {
-			var ack, end map[string]any
-			streamed := false
-			for ack == nil || end == nil {
-				switch ev := c.Next(); {
-				case ev["requestId"] == "r-submit":
-					ack = ev
-				case ev["type"] == "eventual_response":
-					end = ev
-				case ack == nil:
-					streamed = true
-				}
-			}
+			ack, _, streamed := c.AnswerAndEnd("r-submit")
 			switch {
 			case ack["type"] == "immediate_response" && !streamed:
 				won++

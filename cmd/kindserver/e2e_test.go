@@ -234,18 +234,7 @@ func TestTwoProcessesOnePostgres(t *testing.T) {
 		for _, c := range clients {
 			// Both sockets follow the resumed turn, on whichever process
 			// runs it; the winner's ack comes before its first event.
-			var ack, end map[string]any
-			streamed := false
-			for ack == nil || end == nil {
-				switch ev := c.Next(); {
-				case ev["requestId"] == "s":
-					ack = ev
-				case ev["type"] == "eventual_response":
-					end = ev
-				case ack == nil:
-					streamed = true
-				}
-			}
+			ack, _, streamed := c.AnswerAndEnd("s")
 			switch {
 			case ack["type"] == "immediate_response" && !streamed:
 				won++

@@ -108,3 +108,22 @@ func (c *Client) Turn() (text string, terminal map[string]any) {
 		}
 	}
 }
+
+// AnswerAndEnd reads c's events until both the answer to request id and
+// an eventual_response have come, as for a socket that submits while it
+// also follows the turn; streamed tells whether another event came before
+// the answer.
+func (c *Client) AnswerAndEnd(id string) (answer, end map[string]any, streamed bool) {
+	c.T.Helper()
+	for answer == nil || end == nil {
+		switch ev := c.Next(); {
+		case ev["requestId"] == id:
+			answer = ev
+		case ev["type"] == "eventual_response":
+			end = ev
+		case answer == nil:
+			streamed = true
+		}
+	}
+	return answer, end, streamed
+}
