@@ -88,17 +88,24 @@ func TestClientThatStopsReading(t *testing.T) {
 	// read then: the server waits only seconds for a client to take its
 	// close frame. The cap is several times what the queue and the socket
 	// buffers hold.
+	closedBySlowness := func() bool { return strings.Contains(sink.String(), "client is not reading") }
 	sent := 0
-	for ; sent < 100_000 && !strings.Contains(sink.String(), "client is not reading"); sent++ {
+	for ; sent < 100_000 && !closedBySlowness(); sent++ {
 		if err := slow.WS.Write(ctx, websocket.MessageText, ping); err != nil {
-			t.Fatalf("ping %d: %v", sent, err)
+			// The server closed the socket with our pings still unread in
+			// its buffer, so the kernel reset it: fine, if that is why.
+			if !closedBySlowness() {
+				t.Fatalf("ping %d: %v", sent, err)
+			}
+			break
 		}
 	}
 	other.Send(`{"action":"ping","requestId":"p"}`)
 	other.Expect("pong")
 	for got := 0; got < sent; got++ {
 		if _, _, err := slow.WS.Read(ctx); err != nil {
-			if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+			// The close frame (1008), or under load the reset that beat it.
+			if websocket.CloseStatus(err) != websocket.StatusPolicyViolation && !closedBySlowness() {
 				t.Fatalf("after %d of %d pongs: %v, want the server's close for a client that does not read", got, sent, err)
 			}
 			return
