@@ -8,23 +8,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
-
-// stdDecode is what decodeAny must match: encoding/json with exact numbers.
-func stdDecode(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(data, " \t\r\n"))) {
-		return nil, errTrailing
-	}
-	return v, nil
-}
-
-var errTrailing = &json.SyntaxError{}
 
 var decodeSeeds = []string{
 	`{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Billing"],"other":"Partnerships"}]}`,
@@ -53,8 +39,8 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		want, err := stdDecode(data)
-		if err != nil {
+		var want any // encoding/json, numbers exact
+		if err := jsonx.Decode(data, &want); err != nil {
 			t.Fatalf("encoding/json rejects valid %q: %v", data, err)
 		}
 		if !reflect.DeepEqual(got, want) {
