@@ -4,56 +4,82 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
-// stdDecode is what parse must match: encoding/json with exact numbers.
-func stdDecode(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(data, " \t\r\n"))) {
-		return nil, errTrailing
-	}
-	return v, nil
-}
-
-var errTrailing = &json.SyntaxError{}
-
-var parseSeeds = []string{
+var decodeSeeds = []string{
 	`{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Billing"],"other":"Partnerships"}]}`,
 	`{"a":1,"b":-0.5e+10,"c":[true,false,null],"d":"\u00e9\ud83d\ude00\n","e":{}}`,
-	`"\xff\xfe"`, `"\ud800"`, `[1,]`, `{"a":1,}`, `01`, `-`, `1.`, `1e`, `.5`, `{"a" 1}`, `[`, `{}{}`, ` 7 `, `"a\tb"`,
-	`{"k":"v","k":"w"}`, `{"a":1,"\u0061":2}`, `[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `nul`, `truex`, "\"\x01\"", `{"a":[{"b":[{"c":[]}]}]}`,
+	`"\xff\xfe"`, `"\ud800"`, `"\udc00\ud800"`, `"\ud83d\u0041"`, "\"\xff\"", `[1,]`, `{"a":1,}`, `01`, `-`, `1.`, `1e`, `.5`, `{"a" 1}`, `[`, `{}{}`, `{} }`, ` 7 `, `"a\tb"`,
+	`{"k":"v","k":"w"}`, `{"a":1,"\u0061":2}`, `[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `nul`, `truex`, "\"\x01\"", `{"a":[{"b":[{"c":[]}]}]}`, `1e999`, `123456789012345678901234567890`,
 }
 
-// FuzzParse: parse accepts exactly the single JSON values encoding/json
-// accepts that repeat no key, and reads them to the same tree.
-func FuzzParse(f *testing.F) {
-	for _, s := range parseSeeds {
+// FuzzDecode: decodeAny accepts exactly the single JSON values encoding/json
+// accepts that repeat no key and hold valid UTF-8 (no invalid bytes, no lone
+// surrogate escape, both of which encoding/json replaces with U+FFFD), and
+// reads them to the same tree; its errors are short.
+func FuzzDecode(f *testing.F) {
+	for _, s := range decodeSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := parse(data)
-		valid := json.Valid(data) && !repeatsKey(data)
+		got, err := decodeAny(data)
+		valid := json.Valid(data) && !repeatsKey(data) && utf8.Valid(data) && !loneSurrogate(data)
 		if (err == nil) != valid {
-			t.Fatalf("parse(%q) error %v, but valid without a repeated key = %v", data, err, valid)
+			t.Fatalf("decodeAny(%q) error %v, but valid, unrepeated and UTF-8 = %v", data, err, valid)
 		}
 		if !valid {
+			if len(err.Error()) > 200 {
+				t.Fatalf("decodeAny(%q): an error of %d bytes: %v", data, len(err.Error()), err)
+			}
 			return
 		}
-		want, err := stdDecode(data)
-		if err != nil {
+		var want any // encoding/json, numbers exact
+		if err := jsonx.Decode(data, &want); err != nil {
 			t.Fatalf("encoding/json rejects valid %q: %v", data, err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("parse(%q) = %#v, encoding/json reads %#v", data, got, want)
+			t.Fatalf("decodeAny(%q) = %#v, encoding/json reads %#v", data, got, want)
 		}
 	})
+}
+
+// loneSurrogate reports a \u escape in valid JSON data that is half of a
+// UTF-16 surrogate pair without its other half.
+func loneSurrogate(data []byte) bool {
+	hex := func(i int) (uint64, bool) { // the \uXXXX at data[i:]
+		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+			return 0, false
+		}
+		r, err := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+		return r, err == nil
+	}
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		r, ok := hex(i)
+		if !ok {
+			i++ // another escape: skip its letter, which may be a backslash
+			continue
+		}
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		case r >= 0xd800 && r <= 0xdbff:
+			if low, ok := hex(i + 6); !ok || low < 0xdc00 || low > 0xdfff {
+				return true
+			}
+			i += 6
+		}
+		i += 5
+	}
+	return false
 }
 
 // repeatsKey reports an object in valid JSON data that has a key twice,
@@ -92,24 +118,82 @@ func repeatsKey(data []byte) bool {
 	}
 }
 
-// A key twice in one object is refused, named, at any depth; the same key
-// in sibling or nested objects, or in another case, is no repeat.
-func TestParseRepeatedKey(t *testing.T) {
+// A key twice in one object is refused, named (at most 64 bytes of it) at
+// its offset, at any depth; the same key in sibling or nested objects, or in
+// another case, is no repeat.
+func TestDecodeRepeatedKey(t *testing.T) {
+	long := strings.Repeat("é", 40) // 80 bytes
 	for data, want := range map[string]string{
 		`{"k":"v","k":"w"}`: `duplicate key "k" at offset 9`,
 		`{"nested":{"header":"a"},"nested":{"score":1}}`: `duplicate key "nested" at offset 25`,
 		`{"a":1,"\u0061":2}`:                             `duplicate key "a" at offset 7`,
 		`[{"answers":[{"header":"x","header":"y"}]}]`:    `duplicate key "header" at offset 27`,
+		`{"a/b~c":1,"a/b~c":2}`:                          `duplicate key "a/b~c" at offset 11`,
+		`{"` + long + `":1,"` + long + `":2}`:            `duplicate key "` + strings.Repeat("é", 32) + `…" at offset 86`,
 	} {
-		if _, err := parse([]byte(data)); err == nil || err.Error() != want {
-			t.Errorf("parse(%s): %v, want %s", data, err, want)
+		if _, err := decodeAny([]byte(data)); err == nil || err.Error() != want {
+			t.Errorf("decodeAny(%s): %v, want %s", data, err, want)
 		}
 	}
 	for _, data := range []string{`[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `{"a":1,"A":2}`} {
-		if _, err := parse([]byte(data)); err != nil {
-			t.Errorf("parse(%s): %v", data, err)
+		if _, err := decodeAny([]byte(data)); err != nil {
+			t.Errorf("decodeAny(%s): %v", data, err)
 		}
 	}
+}
+
+// What encoding/json lets through, or cannot hold, is a clean error or an
+// exact number: never a panic, never a guess.
+func TestDecodeEdges(t *testing.T) {
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for data, want := range map[string]string{
+		deep:         "exceeded max depth at offset 10000",
+		"\"a\xffb\"": "invalid UTF-8 at offset 2",
+		`"\udc00"`:   "invalid surrogate pair `\\udc00\"` in string at offset 1",
+		`{"a":1} {}`: "invalid character '{' after top-level value at offset 8",
+		`{"a":1`:     "unexpected end of JSON input at offset 6",
+		``:           "unexpected end of JSON input at offset 0",
+	} {
+		if _, err := decodeAny([]byte(data)); err == nil || err.Error() != want {
+			t.Errorf("decodeAny(%.20q): %v, want %s", data, err, want)
+		}
+	}
+	huge := `[1e999,123456789012345678901234567890,-0.0]`
+	v, err := decodeAny([]byte(huge))
+	if want := []any{json.Number("1e999"), json.Number("123456789012345678901234567890"), json.Number("-0.0")}; err != nil || !reflect.DeepEqual(v, want) {
+		t.Errorf("decodeAny(%s) = %#v, %v; want %#v", huge, v, err, want)
+	}
+	if _, err := decodeTyped[fillTarget](map[string]any{"ratio": json.Number("1e999")}); err == nil {
+		t.Error("decodeTyped put 1e999 into a float64")
+	}
+}
+
+// decodeTyped honours a type's own UnmarshalJSON, as encoding/json does.
+func TestDecodeTypedUnmarshaler(t *testing.T) {
+	tree, err := decodeAny([]byte(`{"word":"hi","nested":{"word":"yo"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeTyped[struct {
+		Word   upper `json:"word"`
+		Nested struct {
+			Word upper `json:"word"`
+		} `json:"nested"`
+	}](tree)
+	if err != nil || got.Word != "HI" || got.Nested.Word != "YO" {
+		t.Errorf("decodeTyped = %+v, %v; want HI and YO", got, err)
+	}
+}
+
+type upper string
+
+func (u *upper) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*u = upper(strings.ToUpper(s))
+	return nil
 }
 
 type fillOption struct {
@@ -135,11 +219,11 @@ type fillTarget struct {
 	internal string
 }
 
-// FuzzFill: fill of a parsed tree gives what json.Unmarshal of the bytes
-// gives, and fails where it fails. Keys that match a field only by case
-// are left out: encoding/json matches them, fill (behind a schema that
-// names every key exactly) does not.
-func FuzzFill(f *testing.F) {
+// FuzzTyped: decodeTyped of a decoded tree gives what json.Unmarshal of the
+// bytes gives, and fails where it fails. Keys that match a field only by
+// case are left out: encoding/json matches them, decodeTyped (behind a
+// schema that names every key exactly) does not.
+func FuzzTyped(f *testing.F) {
 	for _, s := range []string{
 		`{"header":"Plan","options":[{"label":"Pro","description":"x"}],"picks":["a"],"multi":true,"score":3,"ratio":0.5,"status":"ok"}`,
 		`{"score":1.5}`, `{"score":"1"}`, `{"small":300}`, `{"score":1e2}`, `{"extra":{"a":[1,{"b":null}]},"any":[1,"x"]}`,
@@ -150,18 +234,18 @@ func FuzzFill(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tree, err := parse(data)
+		tree, err := decodeAny(data)
 		if err != nil || caseOnlyKey(tree) {
 			return
 		}
-		var want, got fillTarget
+		var want fillTarget
 		wantErr := json.Unmarshal(data, &want)
-		gotErr := fill(&got, tree)
+		got, gotErr := decodeTyped[fillTarget](tree)
 		if (wantErr == nil) != (gotErr == nil) {
-			t.Fatalf("%s: json.Unmarshal error %v, fill error %v", data, wantErr, gotErr)
+			t.Fatalf("%s: json.Unmarshal error %v, decodeTyped error %v", data, wantErr, gotErr)
 		}
-		if wantErr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: fill = %+v, json.Unmarshal = %+v", data, got, want)
+		if wantErr == nil && !reflect.DeepEqual(*got, want) {
+			t.Fatalf("%s: decodeTyped = %+v, json.Unmarshal = %+v", data, *got, want)
 		}
 	})
 }

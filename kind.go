@@ -240,16 +240,3 @@ func (k *kindImpl[S, V]) Fallback(spec Spec, reason string) string {
 	}
 	return marshalString(FallbackDirective{Instructions: instructions, Kind: k.desc.Name, Mode: "conversational", Reason: reason, Spec: spec.JSON})
 }
-
-// decodeAny reads one JSON value, numbers kept exact, and rejects trailing
-// data.
-func decodeAny(data []byte) (any, error) { return parse(data) }
-
-// decodeTyped converts a schema-valid generic value into its struct.
-func decodeTyped[T any](v any) (*T, error) {
-	var t T
-	if err := fill(&t, v); err != nil {
-		return nil, err
-	}
-	return &t, nil
-}

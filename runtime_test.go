@@ -94,7 +94,7 @@ func TestParseRaise(t *testing.T) {
 		"null reason":     {args: `{"topic":"cats","reason":null}`, spec: `{"topic":"cats"}`, reason: kindkit.DefaultReason},
 		"empty arguments": {args: ``, err: "invalid arguments for request_note: topic: this field is required. Fix the arguments and call the tool again."},
 		"not JSON":        {args: `{"topic":`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected end of JSON input at offset 9. Fix the arguments and call the tool again."},
-		"trailing data":   {args: `{"topic":"a"} {}`, err: "invalid arguments for request_note: arguments are not valid JSON: unexpected data after the JSON value at offset 14. Fix the arguments and call the tool again."},
+		"trailing data":   {args: `{"topic":"a"} {}`, err: "invalid arguments for request_note: arguments are not valid JSON: invalid character '{' after top-level value at offset 14. Fix the arguments and call the tool again."},
 		"repeated key":    {args: `{"topic":"a","topic":"b"}`, err: "invalid arguments for request_note: arguments are not valid JSON: duplicate key \"topic\" at offset 13. Fix the arguments and call the tool again."},
 		"not an object":   {args: `["cats"]`, err: "invalid arguments for request_note: arguments must be a JSON object. Fix the arguments and call the tool again."},
 		"reason a number": {args: `{"topic":"cats","reason":5}`, err: "invalid arguments for request_note: reason: must be a string. Fix the arguments and call the tool again."},

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // object is a JSON object that keeps its keys in document order, which
@@ -157,11 +159,7 @@ func writeValue(b *bytes.Buffer, v any) error {
 }
 
 func writeScalar(b *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
-	return nil
+	s, err := jsonx.Marshal(v)
+	b.Write(s)
+	return err
 }

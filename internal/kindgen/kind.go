@@ -2,11 +2,12 @@ package kindgen
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 const kindkitPkg = "github.com/kindkit/kindkit"
@@ -33,13 +34,7 @@ func toolSchema(s *Schema) ([]byte, error) {
 		required = r
 	}
 	obj["required"] = append(required, "reason")
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(b.Bytes()), nil
+	return jsonx.Marshal(obj)
 }
 
 // inline copies v with $refs replaced by what they name, without titles,

@@ -13,6 +13,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // SchemaError is a problem in one schema file, located by JSON pointer.
@@ -48,14 +50,9 @@ func Load(path string, data []byte) (*Schema, error) {
 	fail := func(ptr, format string, args ...any) (*Schema, error) {
 		return nil, &SchemaError{Path: path, Pointer: ptr, Message: fmt.Sprintf(format, args...)}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonx.Decode(data, &v); err != nil {
 		return fail("/", "not valid JSON: %s", jsonErrorText(data, err))
-	}
-	if _, err := dec.Token(); err == nil {
-		return fail("/", "not valid JSON: data after the schema object")
 	}
 	doc, ok := v.(map[string]any)
 	if !ok {

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // placeholder is a string value that stands for a captured variable.
@@ -14,38 +16,12 @@ var placeholder = regexp.MustCompile(`^\{\{([A-Za-z0-9_.-]+)\}\}$`)
 
 func validVarName(name string) bool { return placeholder.MatchString("{{" + name + "}}") }
 
-// decodeJSON decodes one JSON value, keeping numbers as json.Number so that
-// they compare by value and re-encode unchanged.
-func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("data after the top-level value")
-	}
-	return v, nil
-}
-
-// encodeJSON is compact JSON without HTML escaping.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
 // placeholders lists the variable names a frame refers to, in the places
 // substitute looks: string values of objects, recursively through objects,
 // never inside arrays or longer strings.
 func placeholders(frame json.RawMessage) []string {
-	v, err := decodeJSON(frame)
-	if err != nil {
+	var v any
+	if err := jsonx.Decode(frame, &v); err != nil {
 		return nil
 	}
 	var names []string
@@ -71,8 +47,8 @@ func placeholders(frame json.RawMessage) []string {
 // substitute replaces every placeholder of frame by its captured value. A
 // frame without placeholders is sent as written, compacted.
 func substitute(frame json.RawMessage, vars map[string]any) ([]byte, error) {
-	v, err := decodeJSON(frame)
-	if err != nil {
+	var v any
+	if err := jsonx.Decode(frame, &v); err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}
 	obj, ok := v.(map[string]any)
@@ -117,7 +93,7 @@ func substitute(frame json.RawMessage, vars map[string]any) ([]byte, error) {
 		}
 		return buf.Bytes(), nil
 	}
-	return encodeJSON(obj)
+	return jsonx.Marshal(obj)
 }
 
 // checkPath rejects a dot path with an empty segment.
@@ -230,7 +206,7 @@ func numberEqual(a, b json.Number) bool {
 
 // compactJSON renders a value for an error message.
 func compactJSON(v any) string {
-	b, err := encodeJSON(v)
+	b, err := jsonx.Marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}

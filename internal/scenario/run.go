@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // DefaultEventTimeout bounds each wait for an event, as in the Go reference
@@ -209,7 +211,7 @@ func (r *runner) step(ctx context.Context, i int) error {
 func (r *runner) match(ctx context.Context, i, j int) error {
 	m := &r.s.Steps[i].Expect[j]
 	fail := func(msg string, ev *event, cause error) error {
-		want, _ := encodeJSON(m)
+		want, _ := jsonx.Marshal(m)
 		e := &StepError{Scenario: r.s.label(), Step: i, Matcher: j, Expected: string(want), Msg: msg, Err: cause}
 		if ev != nil {
 			e.Event = ev.raw
@@ -305,8 +307,8 @@ func (r *runner) check(m *Matcher, ev *event) string {
 		}
 	}
 	for _, path := range sortedKeys(m.Assert) {
-		want, err := decodeJSON(m.Assert[path])
-		if err != nil {
+		var want any
+		if err := jsonx.Decode(m.Assert[path], &want); err != nil {
 			problems = append(problems, fmt.Sprintf("assert %s: bad expected value: %v", path, err))
 			continue
 		}
@@ -403,7 +405,8 @@ func (in *inbox) next(ctx context.Context, cfg config) (*event, error) {
 				cfg.logf("<<< binary frame, %d bytes", len(f.data))
 				return &event{raw: f.data}, fmt.Errorf("a binary frame (%d bytes), not a JSON text event", len(f.data))
 			}
-			v, err := decodeJSON(f.data)
+			var v any
+			err := jsonx.Decode(f.data, &v)
 			obj, ok := v.(map[string]any)
 			if err != nil || !ok {
 				cfg.logf("<<< %s", f.data)

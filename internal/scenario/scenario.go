@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // Lang is the name kindkit goes by in a scenario's knownDivergences list,
@@ -188,14 +190,8 @@ func (p *parser) fail(where, format string, args ...any) {
 // misspelled matcher field would otherwise silently weaken a test) and
 // trailing data.
 func (p *parser) strict(where string, data []byte, v any) bool {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := jsonx.Decode(data, v); err != nil {
 		p.fail(where, "%s", jsonErrorText(data, err))
-		return false
-	}
-	if _, err := dec.Token(); err == nil {
-		p.fail(where, "invalid JSON: data after the top-level value")
 		return false
 	}
 	return true
@@ -394,6 +390,9 @@ func jsonErrorText(data []byte, err error) string {
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return "invalid JSON: unexpected end of input"
+	}
+	if errors.Is(err, jsonx.ErrTrailing) {
+		return "invalid JSON: " + err.Error()
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
