@@ -22,13 +22,16 @@
 //     early is an error, never a silently truncated answer.
 //
 // Failures are errors, never panics or hangs (every wait honours ctx).
-// The SDK's own retries are off; this package retries a 429 or 5xx answer
-// — which always comes before the first delta — at most MaxRetries times
-// with exponential backoff from 200ms (Retry-After and retry-after-ms are
-// honoured, capped at 10s). Nothing is retried once a delta has arrived,
-// since its text already reached the person. Each failure and retry is one
-// slog line with the model, the HTTP status and the attempt; the API key is
-// never logged and is scrubbed from error texts.
+// Retries are the SDK's (option.WithMaxRetries): a request that got no
+// answer, or a 408, 409, 429 or 5xx one — which always comes before the
+// first delta — is sent again at most MaxRetries times, after the server's
+// Retry-After or retry-after-ms, else after the SDK's exponential backoff
+// from 0.5s; every delay is capped at 10s, and a server that asks for longer
+// gets no retry. Nothing is retried once a delta has arrived, since its text
+// already reached the person. A middleware (option.WithMiddleware) logs each
+// retry as the SDK makes it, and Respond each failure: one slog line with
+// the model, the HTTP status and the attempt. The API key and the
+// conversation are never logged, and the key is scrubbed from error texts.
 //
 // The SDK's ChatCompletionAccumulator is deliberately not used: it rejects
 // every chunk whose id differs from the first one, which some

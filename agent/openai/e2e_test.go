@@ -24,7 +24,7 @@ func startKindkit(t *testing.T, fake *openai.FakeServer) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	openai.SetRetryDelays(model, time.Millisecond, 5*time.Millisecond)
+	openai.SetMaxRetryDelay(model, 5*time.Millisecond)
 	return servertest.Start(t, server.Config{Model: model, Logger: quiet}, nil).WS()
 }
 

@@ -209,7 +209,6 @@ func NewTestClient(t testing.TB) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// SetRetryDelays shortens m's backoff for tests.
-func SetRetryDelays(m *Model, backoff, maxDelay time.Duration) {
-	m.backoff, m.maxDelay = backoff, maxDelay
-}
+// SetMaxRetryDelay caps m's retry delays (the SDK's backoff and the
+// Retry-After it waits for) at d, shortening them for tests.
+func SetMaxRetryDelay(m *Model, d time.Duration) { m.maxDelay = d }

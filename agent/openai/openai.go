@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,15 +26,14 @@ import (
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// DefaultMaxRetries is how often a 429 or 5xx is retried when
+// DefaultMaxRetries is how often a failed request is retried when
 // Config.MaxRetries is zero.
 const DefaultMaxRetries = 3
 
 const (
-	defaultBackoff       = 200 * time.Millisecond // the first retry's delay; doubled per retry
-	defaultMaxDelay      = 10 * time.Second       // the cap of every delay, Retry-After included
-	responseHeaderTimout = 10 * time.Minute       // the default client's wait for response headers
-	maxArgsInError       = 200                    // bytes of bad tool arguments quoted in an error
+	defaultMaxDelay      = 10 * time.Second // the cap of every retry delay; a longer Retry-After is not waited for
+	responseHeaderTimout = 10 * time.Minute // the default client's wait for response headers
+	maxArgsInError       = 200              // bytes of bad tool arguments quoted in an error
 )
 
 // Config configures a Model.
@@ -51,8 +48,9 @@ type Config struct {
 	APIKey string
 	// System is an optional system prompt, sent first.
 	System string
-	// MaxRetries bounds the retries of a 429 or 5xx answer that came before
-	// the first delta: zero means DefaultMaxRetries, negative means none.
+	// MaxRetries bounds the SDK's retries of a request that got no answer,
+	// or a 408, 409, 429 or 5xx one (always before the first delta): zero
+	// means DefaultMaxRetries, negative means none.
 	MaxRetries int
 	// HTTPClient makes the requests; nil means a client whose transport is
 	// http.DefaultTransport's with a 10-minute response-header timeout.
@@ -70,9 +68,7 @@ type Model struct {
 	maxRetries int
 	chat       oai.ChatCompletionService
 	log        *slog.Logger
-
-	backoff  time.Duration // the first retry's delay
-	maxDelay time.Duration // the cap of every retry delay
+	maxDelay   time.Duration // the cap of every retry delay
 }
 
 var _ agent.Model = (*Model)(nil)
@@ -114,7 +110,7 @@ func New(cfg Config) (*Model, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0), // the retry policy is Respond's
+		option.WithMaxRetries(retries),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -126,7 +122,6 @@ func New(cfg Config) (*Model, error) {
 		maxRetries: retries,
 		chat:       oai.NewChatCompletionService(opts...),
 		log:        log,
-		backoff:    defaultBackoff,
 		maxDelay:   defaultMaxDelay,
 	}, nil
 }
@@ -146,35 +141,21 @@ func (m *Model) Respond(ctx context.Context, req agent.ModelRequest, onText func
 	if err != nil {
 		return agent.ModelResponse{}, err
 	}
-	for n := 1; ; n++ {
-		var a attemptInfo
-		resp, err := m.attempt(ctx, &a, params, onText)
-		if err == nil {
-			resp.Position = req.Position
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return agent.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
-		}
-		status, why := a.status, m.describe(err, a.status)
-		if a.started || !retryable(status) || n > m.maxRetries {
-			m.log.Error("openai: model call failed", "model", m.model, "status", status, "attempt", n, "err", why)
-			if n > 1 {
-				why += fmt.Sprintf(" (after %d attempts)", n)
-			}
-			return agent.ModelResponse{}, &Error{Status: status, msg: why, err: err}
-		}
-		delay := m.delay(n, a.header)
-		m.log.Warn("openai: model call failed, retrying", "model", m.model, "status", status,
-			"attempt", n, "maxAttempts", m.maxRetries+1, "delay", delay, "err", why)
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return agent.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
-		case <-t.C:
-		}
+	a := &attempts{m: m}
+	resp, err := m.attempt(ctx, a, params, onText)
+	if err == nil {
+		resp.Position = req.Position
+		return resp, nil
 	}
+	if ctx.Err() != nil {
+		return agent.ModelResponse{}, fmt.Errorf("openai: %w", ctx.Err())
+	}
+	why := m.describe(err, a.status)
+	m.log.Error("openai: model call failed", "model", m.model, "status", a.status, "attempt", a.n, "err", why)
+	if a.n > 1 {
+		why += fmt.Sprintf(" (after %d attempts)", a.n)
+	}
+	return agent.ModelResponse{}, &Error{Status: a.status, msg: why, err: err}
 }
 
 // maxDocBytes bounds each document in the prompt, so a large knowledge
@@ -275,26 +256,45 @@ type callAcc struct {
 	args  strings.Builder
 }
 
-// attempt is what one HTTP request learnt besides its result.
-type attemptInfo struct {
-	status  int         // the HTTP status, 0 when no answer came
-	header  http.Header // the answer's headers
-	started bool        // a delta arrived: text may have reached the person
+// attempts is what the HTTP requests of one Respond learnt besides their
+// result; the SDK makes them, retrying as Config.MaxRetries allows.
+type attempts struct {
+	m       *Model
+	n       int    // requests made
+	status  int    // the last answer's HTTP status, 0 when none came
+	why     string // the last request's failure, for the retry log
+	started bool   // a delta arrived: text may have reached the person
 }
 
-// middleware records the status and headers, whatever the SDK makes of
-// the body (an HTML 502 from a proxy is not an OpenAI error object).
-func (a *attemptInfo) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+// middleware sees every request the SDK makes. It records the status,
+// whatever the SDK makes of the body (an HTML 502 from a proxy is not an
+// OpenAI error object), and logs a retry when the SDK sends the request
+// again: only then is it known that the SDK retries rather than gives up.
+// The log line names the model, status and attempt, never the key, the
+// request or the visitor's text.
+func (a *attempts) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if a.n > 0 {
+		a.m.log.Warn("openai: model call failed, retrying", "model", a.m.model, "status", a.status,
+			"attempt", a.n, "maxAttempts", a.m.maxRetries+1, "err", a.why)
+	}
+	a.n++
 	res, err := next(req)
-	if res != nil {
-		a.status, a.header = res.StatusCode, res.Header
+	a.status, a.why = 0, ""
+	switch {
+	case err != nil:
+		a.why = a.m.scrub("request failed: " + err.Error())
+	case res.StatusCode >= 300:
+		a.status = res.StatusCode
+		a.why = fmt.Sprintf("HTTP %d %s", res.StatusCode, http.StatusText(res.StatusCode))
+	default:
+		a.status = res.StatusCode
 	}
 	return res, err
 }
 
-// attempt makes one HTTP request and reads its stream.
-func (m *Model) attempt(ctx context.Context, a *attemptInfo, params oai.ChatCompletionNewParams, onText func(string)) (resp agent.ModelResponse, err error) {
-	stream := m.chat.NewStreaming(ctx, params, option.WithMiddleware(a.middleware))
+// attempt makes the request, with the SDK's retries, and reads its stream.
+func (m *Model) attempt(ctx context.Context, a *attempts, params oai.ChatCompletionNewParams, onText func(string)) (resp agent.ModelResponse, err error) {
+	stream := m.chat.NewStreaming(ctx, params, option.WithMiddleware(a.middleware), option.WithMaxRetryDelay(m.maxDelay))
 	defer stream.Close()
 
 	var (
@@ -391,50 +391,6 @@ func (e *argsError) Error() string {
 		a = a[:maxArgsInError] + "…"
 	}
 	return fmt.Sprintf("openai: tool call %s: arguments are not JSON: %q", e.name, a)
-}
-
-func retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status >= 500
-}
-
-// delay is the wait before retry number attempt (1-based): the server's
-// Retry-After when it sent one, else exponential backoff with jitter;
-// capped by maxDelay.
-func (m *Model) delay(attempt int, h http.Header) time.Duration {
-	if d, ok := retryAfter(h, time.Now()); ok {
-		return min(d, m.maxDelay)
-	}
-	d := m.backoff << min(attempt-1, 20)
-	if d <= 0 || d > m.maxDelay {
-		d = m.maxDelay
-	}
-	// Up to 25% less, so many turns that failed together do not retry in
-	// lockstep.
-	if q := int64(d / 4); q > 0 {
-		d -= time.Duration(rand.Int64N(q))
-	}
-	return d
-}
-
-// retryAfter reads retry-after-ms (OpenAI's) or Retry-After (seconds or an
-// HTTP date).
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // describe words a failure, without the API key.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,7 +24,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const testKey = "sk-test-secret-0123456789"
 
-// newModel is a model of the fake server with tiny retry delays; edit
+// visitorText is a message that no error or log line may quote.
+const visitorText = "my card number is 4111 1111 1111 1111"
+
+// newModel is a model of the fake server with retry delays of 5ms at most; edit
 // adjusts the config.
 func newModel(t *testing.T, baseURL string, edit func(*Config)) (*Model, *syncbuf.Buffer) {
 	t.Helper()
@@ -45,7 +47,7 @@ func newModel(t *testing.T, baseURL string, edit func(*Config)) (*Model, *syncbu
 	if err != nil {
 		t.Fatal(err)
 	}
-	SetRetryDelays(m, time.Millisecond, 5*time.Millisecond)
+	SetMaxRetryDelay(m, 5*time.Millisecond)
 	return m, logs
 }
 
@@ -382,7 +384,7 @@ func TestFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := NewFakeServer(t, tc.replies...)
 			m, logs := newModel(t, f.URL, func(c *Config) { c.MaxRetries = tc.maxRetries })
-			_, pieces, err := respond(t.Context(), m, userRequest("hi"))
+			_, pieces, err := respond(t.Context(), m, userRequest(visitorText))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -391,6 +393,9 @@ func TestFailures(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), testKey) || strings.Contains(logs.String(), testKey) {
 				t.Errorf("the API key leaked: error %q, logs %s", err, logs)
+			}
+			if strings.Contains(err.Error(), visitorText) || strings.Contains(logs.String(), visitorText) {
+				t.Errorf("the visitor's text leaked: error %q, logs %s", err, logs)
 			}
 			if tc.wantStatus != 0 {
 				var e *Error
@@ -411,6 +416,8 @@ func TestFailures(t *testing.T) {
 	}
 }
 
+// A request that gets no answer is retried too, and its failure logged
+// with status 0.
 func TestConnectionRefused(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -418,13 +425,15 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	m, logs := newModel(t, "http://"+addr+"/v1", nil)
+	m, logs := newModel(t, "http://"+addr+"/v1", func(c *Config) { c.MaxRetries = 1 })
 	_, _, err = respond(t.Context(), m, userRequest("hi"))
-	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "openai: model fake-model: request failed") {
-		t.Fatalf("error = %v, want a connection refused", err)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "openai: model fake-model: request failed") ||
+		!strings.Contains(err.Error(), "(after 2 attempts)") {
+		t.Fatalf("error = %v, want a connection refused after 2 attempts", err)
 	}
-	if strings.Count(logs.String(), "\n") != 1 || !strings.Contains(logs.String(), "status=0 attempt=1") {
-		t.Errorf("want one log line with status 0, attempt 1: %s", logs)
+	l := logs.String()
+	if strings.Count(l, "\n") != 2 || !strings.Contains(l, "retrying") || !strings.Contains(l, "status=0 attempt=1") || !strings.Contains(l, "status=0 attempt=2") {
+		t.Errorf("want a retry line for attempt 1 and a failure line for attempt 2, both status 0: %s", l)
 	}
 }
 
@@ -469,53 +478,43 @@ func TestRetriesThenSucceeds(t *testing.T) {
 	})
 }
 
-func TestRetryAfterIsHonouredAndCapped(t *testing.T) {
-	f := NewFakeServer(t, Status(429, `{"error":{"message":"slow down"}}`, "Retry-After", "3600"),
-		Stream(TextChunk("ok"), FinishChunk("stop")))
-	m, _ := newModel(t, f.URL, nil)
-	SetRetryDelays(m, time.Millisecond, 80*time.Millisecond)
-	start := time.Now()
-	if _, _, err := respond(t.Context(), m, userRequest("hi")); err != nil {
-		t.Fatal(err)
-	}
-	if gap := f.Gap(1); gap < 70*time.Millisecond {
-		t.Errorf("retried after %v: Retry-After (capped at 80ms) not honoured", gap)
-	}
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("took %v: Retry-After not capped", el)
-	}
-}
-
-func TestRetryAfterHeaders(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, tc := range []struct {
-		h    http.Header
-		want time.Duration
-		ok   bool
+// The SDK waits what the server's Retry-After or retry-after-ms asks
+// rather than its own backoff (375–500ms for the first retry), and does not
+// retry when the server asks for longer than the cap.
+func TestRetryAfter(t *testing.T) {
+	for name, tc := range map[string]struct {
+		header   []string
+		min, max time.Duration // the gap before the retry
 	}{
-		{http.Header{}, 0, false},
-		{http.Header{"Retry-After": {"2"}}, 2 * time.Second, true},
-		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond, true},
-		{http.Header{"Retry-After-Ms": {"150"}, "Retry-After": {"2"}}, 150 * time.Millisecond, true},
-		{http.Header{"Retry-After": {now.Add(7 * time.Second).Format(http.TimeFormat)}}, 7 * time.Second, true},
-		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
-		{http.Header{"Retry-After": {"soon"}}, 0, false},
-		{http.Header{"Retry-After": {"-3"}}, 0, false},
+		"retry-after-ms": {[]string{"Retry-After-Ms", "20"}, 20 * time.Millisecond, 300 * time.Millisecond},
+		"seconds":        {[]string{"Retry-After", "1"}, time.Second, 3 * time.Second},
 	} {
-		got, ok := retryAfter(tc.h, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", tc.h, got, ok, tc.want, tc.ok)
+		t.Run(name, func(t *testing.T) {
+			f := NewFakeServer(t, Status(429, `{"error":{"message":"slow down"}}`, tc.header...),
+				Stream(TextChunk("ok"), FinishChunk("stop")))
+			m, _ := newModel(t, f.URL, nil)
+			SetMaxRetryDelay(m, 5*time.Second)
+			if _, _, err := respond(t.Context(), m, userRequest("hi")); err != nil {
+				t.Fatal(err)
+			}
+			if gap := f.Gap(1); gap < tc.min || gap > tc.max {
+				t.Errorf("retried after %v, want %v to %v", gap, tc.min, tc.max)
+			}
+		})
+	}
+	t.Run("longer than the cap", func(t *testing.T) {
+		f := NewFakeServer(t, Status(429, `{"error":{"message":"slow down"}}`, "Retry-After", "3600"),
+			Stream(TextChunk("ok"), FinishChunk("stop")))
+		m, logs := newModel(t, f.URL, nil)
+		_, _, err := respond(t.Context(), m, userRequest("hi"))
+		var e *Error
+		if !errors.As(err, &e) || e.Status != 429 || f.Count() != 1 {
+			t.Errorf("error %v after %d requests, want a 429 after 1", err, f.Count())
 		}
-	}
-	m := &Model{backoff: 200 * time.Millisecond, maxDelay: time.Second}
-	for attempt, want := range map[int]time.Duration{1: 200 * time.Millisecond, 2: 400 * time.Millisecond, 3: 800 * time.Millisecond, 4: time.Second, 60: time.Second} {
-		if d := m.delay(attempt, nil); d > want || d < want*3/4 {
-			t.Errorf("delay(%d) = %v, want %v less at most 25%%", attempt, d, want)
+		if strings.Contains(logs.String(), "retrying") {
+			t.Errorf("a retry was logged: %s", logs)
 		}
-	}
-	if d := m.delay(1, http.Header{"Retry-After": {"30"}}); d != time.Second {
-		t.Errorf("Retry-After 30 gave %v, want the 1s cap", d)
-	}
+	})
 }
 
 func TestContextCancelledMidStream(t *testing.T) {
@@ -543,7 +542,7 @@ func TestContextCancelledMidStream(t *testing.T) {
 func TestContextCancelledDuringBackoff(t *testing.T) {
 	f := NewFakeServer(t, Status(500, apiError500))
 	m, _ := newModel(t, f.URL, nil)
-	SetRetryDelays(m, time.Minute, time.Minute)
+	SetMaxRetryDelay(m, time.Minute)
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -12,14 +12,18 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/mcp"
 	"github.com/kindkit/kindkit/agent/openai"
+	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/internal/debugstats"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
@@ -27,6 +31,26 @@ import (
 	"github.com/kindkit/kindkit/store/sqlstore"
 	"github.com/kindkit/kindkit/web"
 )
+
+// loadKinds is kinds.All with identity_intake reading national phone numbers
+// in region.
+func loadKinds(region string) (*kindkit.Catalog, error) {
+	all, err := kinds.All()
+	if err != nil {
+		return nil, err
+	}
+	intake, err := identityintakegen.New(identityintake.Rules{Region: region})
+	if err != nil {
+		return nil, err
+	}
+	list := slices.Clone(all.Kinds())
+	for i, k := range list {
+		if k.Descriptor().Name == identityintakegen.Name {
+			list[i] = intake
+		}
+	}
+	return kindkit.NewCatalog(list...)
+}
 
 // Run serves until ctx is cancelled, then drains; it returns the exit
 // status.
@@ -56,6 +80,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	clientFrameBurst := fs.Int("client-frame-burst", 400, "frames one client may send at once")
 	convRate := fs.Float64("conversation-rate", 10, "conversations per second one client may create (beyond -conversation-burst); more get RATE_LIMITED; negative: no bound")
 	convBurst := fs.Int("conversation-burst", 100, "conversations one client may create at once")
+	phoneRegion := fs.String("phone-region", identityintake.DefaultRegion, "identity_intake reads a phone number without a country code in the national notation of `REGION` (a CLDR code: GB reads 07911 123456 as +447911123456)")
 	idleTimeout := fs.Duration("idle-timeout", time.Minute, "close a socket that does not answer a ping within this (one goes out every half of it); negative: never")
 	var mcpSources []mcp.Source
 	fs.Func("mcp", "use the tools of an MCP server, as `NAME=COMMAND [ARGS…]` (kindkit starts it, stdio) or NAME=https://…/mcp (streamable HTTP); the model sees them as NAME__tool; repeatable", func(v string) error {
@@ -83,7 +108,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	catalog, err := kinds.All()
+	if err := identityintake.CheckRegion(*phoneRegion); err != nil {
+		fmt.Fprintf(stderr, "kindserver: -phone-region: %v\n", err)
+		return 2
+	}
+	catalog, err := loadKinds(*phoneRegion)
 	if err != nil {
 		log.Error("load kinds", "err", err)
 		return 1

@@ -13,8 +13,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/internal/wstest"
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/kinds/identityintake"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -34,6 +37,7 @@ func TestFlags(t *testing.T) {
 		"bad openai url":     {[]string{"-store", "memory", "-model", "openai", "-openai-base-url", "ftp://x"}, 2, "base URL"},
 		"bad address":        {[]string{"-store", "memory", "-addr", "256.0.0.1:1"}, 1, "listen"},
 		"missing knowledge":  {[]string{"-store", "memory", "-knowledge", "/nonexistent"}, 1, "load knowledge"},
+		"bad phone region":   {[]string{"-store", "memory", "-addr", "256.0.0.1:1", "-phone-region", "UK"}, 2, `unknown phone region "UK"`},
 		"knowledge twice":    {[]string{"-store", "memory", "-knowledge", "/tmp", "-script", "testdata/knowledge-script.json"}, 2, "use one"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -43,6 +47,31 @@ func TestFlags(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), c.says) {
 				t.Errorf("stderr does not say %q:\n%s", c.says, stderr.String())
+			}
+		})
+	}
+}
+
+// -phone-region reaches identity_intake: a national number is read in it,
+// and the other kinds are all still there.
+func TestPhoneRegion(t *testing.T) {
+	for region, want := range map[string]string{identityintake.DefaultRegion: "", "GB": "+447911123456"} {
+		t.Run(region, func(t *testing.T) {
+			cat, err := loadKinds(region)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := kinds.All()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cat.Kinds()) != len(all.Kinds()) {
+				t.Errorf("%d kinds, want %d", len(cat.Kinds()), len(all.Kinds()))
+			}
+			k, _ := cat.Kind(identityintakegen.Name)
+			got, errs := k.Validate(nil, []byte(`{"phone":"07911 123456"}`))
+			if want == "" && len(errs) != 1 || want != "" && string(got) != `{"phone":"`+want+`"}` {
+				t.Errorf("Validate = %s, %v; want %q", got, errs, want)
 			}
 		})
 	}

@@ -3,7 +3,9 @@ package identityintake
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/nyaruka/phonenumbers"
 
@@ -14,6 +16,24 @@ import (
 // Rules is the identity_intake kind's part that its schema cannot say.
 type Rules struct {
 	identityintakegen.UnimplementedRules
+
+	// Region is the region, as an upper-case CLDR code such as "GB" or
+	// "DE", whose national notation a phone number without a country code
+	// is read in: with "GB", "07911 123456" is +447911123456. Empty means
+	// DefaultRegion. A code CheckRegion refuses reads no such number.
+	Region string
+}
+
+// DefaultRegion is the region of the Rules' zero value: PROTOCOL §6.3 reads
+// 10 digits without "+" as a North American number.
+const DefaultRegion = "US"
+
+// CheckRegion reports whether region is a code Rules.Region may hold.
+func CheckRegion(region string) error {
+	if !phonenumbers.GetSupportedRegions()[region] {
+		return fmt.Errorf("unknown phone region %q (want an upper-case CLDR region code such as US, GB or DE)", region)
+	}
+	return nil
 }
 
 var _ identityintakegen.Rules = Rules{}
@@ -81,7 +101,7 @@ func (Rules) NormalizeValues(values any) any {
 // Validate checks the values and returns them canonical: the name trimmed,
 // the email with its domain lower-cased, the phone in E.164 form, and blank
 // fields left out. Without a spec no field is required.
-func (Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *identityintakegen.IdentityIntakeValues) (*identityintakegen.IdentityIntakeValues, []kindkit.FieldError) {
+func (r Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *identityintakegen.IdentityIntakeValues) (*identityintakegen.IdentityIntakeValues, []kindkit.FieldError) {
 	raw := map[string]string{"name": deref(values.Name), "email": deref(values.Email), "phone": deref(values.Phone)}
 	if raw["name"] == "" && raw["email"] == "" && raw["phone"] == "" {
 		// This looks at the strings as sent: "   " is something given.
@@ -104,7 +124,7 @@ func (Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *identi
 		}
 	}
 	if phone := strings.TrimSpace(raw["phone"]); phone != "" {
-		if p, ok := normalizePhone(phone); ok {
+		if p, ok := normalizePhone(phone, r.region()); ok {
 			out.Phone = &p
 		} else {
 			errs = append(errs, kindkit.FieldError{Field: "phone", Message: msgBadPhone})
@@ -135,59 +155,63 @@ func normalizeEmail(email string) (string, bool) {
 	return local + "@" + strings.ToLower(domain), true
 }
 
-// normalizePhone turns a trimmed phone number into E.164. Spaces, dashes,
-// dots and parentheses are removed (nothing else is). Then "+" must be
-// followed by 8 to 15 digits, the first not 0; without "+", 10 digits are a
-// North American number and 11 digits starting with 1 already carry the
-// country code.
-func normalizePhone(phone string) (string, bool) {
-	phone = strings.Map(func(r rune) rune {
-		if strings.ContainsRune(" -.()", r) {
-			return -1
-		}
-		return r
-	}, phone)
-	var digits string
-	switch rest, plus := strings.CutPrefix(phone, "+"); {
-	case plus:
-		if len(rest) < 8 || len(rest) > 15 || !allDigits(rest) || rest[0] == '0' {
+// normalizePhone turns a trimmed phone number into E.164, reading it as
+// libphonenumber does: any grouping by spaces, dashes, dots, slashes and
+// parentheses; "+" and the country code, or the international prefix ("00",
+// or "011" in North America) and the country code, or the national notation
+// of region, its trunk prefix included ("07911 123456" in GB, "030 1234567"
+// in DE, "1 555 123 4567" in US); a trunk prefix written after the country
+// code ("+44 (0)20 …") is dropped where that country drops it, and kept
+// where it belongs to the number (Italy's "+39 06 …").
+//
+// The number must be valid for its country's numbering plan, as
+// libphonenumber's metadata has it: the right length for its type and
+// area, a known country code. That refuses a missing or extra digit, and
+// often a number read in the wrong region, rather than storing a number
+// that reaches someone else. North America's area code 555 is let through as
+// well: it is never assigned, examples use it (PROTOCOL §6.3's, whose
+// results must hold, among them), and it cannot be mistaken for a real
+// number. Anything but digits, those separators and a leading "+" is
+// refused rather than dropped: an extension ("x12") or a word has no place
+// in E.164, and keeping only the digits would store a number the visitor
+// did not give.
+func normalizePhone(phone, region string) (string, bool) {
+	for i, r := range phone {
+		if !unicode.IsDigit(r) && !strings.ContainsRune(" -.()/", r) && (r != '+' || i > 0) {
 			return "", false
 		}
-		digits = rest
-	case len(rest) == 10 && allDigits(rest):
-		digits = "1" + rest
-	case len(rest) == 11 && allDigits(rest) && rest[0] == '1':
-		digits = rest
-	default:
+	}
+	if p, ok := parsePhone(phone, region); ok {
+		return p, true
+	}
+	// "00" is the international prefix of most of the world, and begins no
+	// national number of region when parsing in region failed.
+	if rest, ok := strings.CutPrefix(phone, "00"); ok {
+		return parsePhone("+"+rest, region)
+	}
+	return "", false
+}
+
+func parsePhone(phone, region string) (string, bool) {
+	num, err := phonenumbers.Parse(phone, region)
+	if err != nil || !phonenumbers.IsValidNumber(num) && !example(num) {
 		return "", false
 	}
-	return e164(digits), true
+	return phonenumbers.Format(num, phonenumbers.E164), true
 }
 
-// e164 formats a number given as its country code and national number
-// digits. PROTOCOL §6.3 pins the result to "+" and those digits, so
-// libphonenumber formats it only where it agrees: it may not know the
-// country code, or may strip a national prefix after it, and neither may
-// change what the protocol accepts or returns.
-func e164(digits string) string {
-	want := "+" + digits
-	num, err := phonenumbers.Parse(want, "")
-	if err != nil {
-		return want
-	}
-	if got := phonenumbers.Format(num, phonenumbers.E164); got == want {
-		return got
-	}
-	return want
+// example reports whether num is a North American number in area code
+// 555, which is kept for examples and never assigned.
+func example(num *phonenumbers.PhoneNumber) bool {
+	national := strconv.FormatUint(num.GetNationalNumber(), 10)
+	return num.GetCountryCode() == 1 && len(national) == 10 && strings.HasPrefix(national, "555")
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
+func (r Rules) region() string {
+	if r.Region == "" {
+		return DefaultRegion
 	}
-	return true
+	return r.Region
 }
 
 func deref(s *string) string {

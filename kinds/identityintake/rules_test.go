@@ -294,44 +294,92 @@ func TestEmail(t *testing.T) {
 
 func TestPhone(t *testing.T) {
 	t.Parallel()
-	tests := map[string]string{ // input → E.164, "" when rejected
+	type phone struct{ region, input string }
+	tests := map[phone]string{ // → E.164, "" when rejected; region "" is the default
 		// §6.3's example table.
-		"+1 (555) 123-4567": "+15551234567",
-		"555.123.4567":      "+15551234567",
-		"1 555 123 4567":    "+15551234567",
-		"+44 7911 123456":   "+447911123456",
-		"+0123456789":       "",
-		"12345":             "",
-		"+1234567890123456": "",
-		// The edges of its rules.
-		"  5551234567  ":   "+15551234567",
-		"(555)1234567":     "+15551234567",
-		"+12345678":        "+12345678",        // 8 digits after +
-		"+1234567":         "",                 // 7
-		"+123456789012345": "+123456789012345", // 15
-		"15551234567":      "+15551234567",
-		"25551234567":      "", // 11 digits not starting with 1
-		"555123456":        "", // 9 digits
-		"555 123\t4567":    "", // a tab is not removed
-		"555_123_4567":     "", // nor an underscore
-		"+1 555 CALL NOW":  "",
-		"++15551234567":    "",
-		"+":                "",
-		"+ 44 (0) 20":      "",
-		"５５５１２３４５６７":       "", // digits are ASCII digits only
-		"+1-555-123-4567":  "+15551234567",
-		// The result is + and the digits, even where libphonenumber would
-		// strip a national prefix or does not know the country code.
-		"+44 07911 123456": "+4407911123456",
-		"+999 1234 5678":   "+99912345678",
-		"+39 06 1234 5678": "+390612345678",
+		{"", "+1 (555) 123-4567"}: "+15551234567",
+		{"", "555.123.4567"}:      "+15551234567",
+		{"", "1 555 123 4567"}:    "+15551234567",
+		{"", "+44 7911 123456"}:   "+447911123456",
+		{"", "+0123456789"}:       "",
+		{"", "12345"}:             "",
+		{"", "+1234567890123456"}: "",
+		// North American notations, in the default region.
+		{"", "(415) 555-2671"}:  "+14155552671",
+		{"", "  5551234567  "}:  "+15551234567",
+		{"", "(555)1234567"}:    "+15551234567",
+		{"", "15551234567"}:     "+15551234567",
+		{"", "+1-555-123-4567"}: "+15551234567",
+		{"US", "415 555 2671"}:  "+14155552671",
+		// International numbers in any region, by "+", "00" or "011".
+		{"", "0044 7911 123456"}:    "+447911123456",
+		{"", "011 44 7911 123456"}:  "+447911123456",
+		{"", "+49 30 1234567"}:      "+49301234567",
+		{"", "+33 6 12 34 56 78"}:   "+33612345678",
+		{"", "+81 3-1234-5678"}:     "+81312345678",
+		{"", "+91 98765 43210"}:     "+919876543210",
+		{"", "+86 138 0013 8000"}:   "+8613800138000",
+		{"", "+55 11 91234-5678"}:   "+5511912345678",
+		{"", "+61 412 345 678"}:     "+61412345678",
+		{"DE", "0044 7911 123456"}:  "+447911123456",
+		{"GB", "+1 (415) 555-2671"}: "+14155552671",
+		// A trunk prefix after the country code goes where the country
+		// drops it and stays where it is part of the number.
+		{"", "+44 (0)20 7946 0958"}: "+442079460958",
+		{"", "+44 07911 123456"}:    "+447911123456",
+		{"", "+39 06 1234 5678"}:    "+390612345678",
+		// National notations, read in the region given.
+		{"GB", "07911 123456"}:    "+447911123456",
+		{"GB", "020 7946 0958"}:   "+442079460958",
+		{"DE", "030 1234567"}:     "+49301234567",
+		{"DE", "030/1234567"}:     "+49301234567",
+		{"FR", "06 12 34 56 78"}:  "+33612345678",
+		{"JP", "03-1234-5678"}:    "+81312345678",
+		{"IN", "98765 43210"}:     "+919876543210",
+		{"AU", "0412 345 678"}:    "+61412345678",
+		{"RU", "8 912 345 67 89"}: "+79123456789",
+		{"", "07911 123456"}:      "", // a British number, read as American
+		// Numbers the country's plan cannot have, and unknown country codes.
+		{"", "+1 555 123 456"}:   "", // a digit short
+		{"", "+1 555 123 45678"}: "", // a digit over
+		{"", "555-1234"}:         "", // a local number, without its area code
+		{"", "+12345678"}:        "",
+		{"", "+1 212 055 0100"}:  "", // no area code's exchange begins with 0
+		{"", "+1 988 555 0100"}:  "", // nor is 988 an area code
+		{"GB", "07911 12345"}:    "", // a British mobile, a digit short
+		{"", "+999 1234 5678"}:   "",
+		{"GB", "07911 1234567"}:  "",
+		{"FR", "06 12 34 56 7"}:  "",
+		{"", "+ 44 (0) 20"}:      "",
+		{"", "+"}:                "",
+		// Anything but digits, separators and a leading + is refused, not
+		// dropped.
+		{"", "555 123\t4567"}:        "",
+		{"", "555_123_4567"}:         "",
+		{"", "+1 555 CALL NOW"}:      "",
+		{"", "+1 415 555 2671 x12"}:  "", // an extension has no E.164 form
+		{"", "++15551234567"}:        "",
+		{"", "1+5551234567"}:         "",
+		{"", "call +44 7911 123456"}: "",
+		// Digits of other scripts are digits: full-width ones from a
+		// Japanese input method, say.
+		{"", "５５５１２３４５６７"}: "+15551234567",
 	}
-	k := newKind(t)
-	for input, want := range tests {
-		t.Run(input, func(t *testing.T) {
+	kinds := map[string]kindkit.Kind{"": newKind(t)}
+	for p := range tests {
+		if _, ok := kinds[p.region]; !ok {
+			k, err := identityintakegen.New(identityintake.Rules{Region: p.region})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds[p.region] = k
+		}
+	}
+	for p, want := range tests {
+		t.Run(p.region+" "+p.input, func(t *testing.T) {
 			t.Parallel()
-			values, _ := json.Marshal(map[string]string{"phone": input})
-			got, errs := k.Validate(nil, values)
+			values, _ := json.Marshal(map[string]string{"phone": p.input})
+			got, errs := kinds[p.region].Validate(nil, values)
 			if want == "" {
 				if diff := cmp.Diff([]kindkit.FieldError{fe("phone", msgBadPhone)}, errs); diff != "" {
 					t.Errorf("errors (-want +got):\n%s", diff)
@@ -343,6 +391,20 @@ func TestPhone(t *testing.T) {
 				t.Errorf("Validate = %s, %v; want %s", got, errs, wantJSON)
 			}
 		})
+	}
+}
+
+func TestCheckRegion(t *testing.T) {
+	t.Parallel()
+	for _, region := range []string{identityintake.DefaultRegion, "GB", "DE", "IN", "JP"} {
+		if err := identityintake.CheckRegion(region); err != nil {
+			t.Errorf("CheckRegion(%q) = %v", region, err)
+		}
+	}
+	for _, region := range []string{"", "gb", "XX", "UK", "001"} {
+		if err := identityintake.CheckRegion(region); err == nil {
+			t.Errorf("CheckRegion(%q) = nil, want an error", region)
+		}
 	}
 }
 

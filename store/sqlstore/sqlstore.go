@@ -171,7 +171,7 @@ func sqlDB(c driver.Connector, n int) *pool {
 	db := sql.OpenDB(c)
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	return newPool(db)
+	return newPool(db, true)
 }
 
 func openPostgres(dsn string) (*Store, error) {
@@ -195,7 +195,7 @@ func openPostgres(dsn string) (*Store, error) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	p := newPool(db)
+	p := newPool(db, false) // pgx caches the statements
 	s := &Store{dialect: dialectPostgres, db: p, rdb: p}
 	s.notes = &notifier{s: s, cfg: pc}
 	return s, nil
@@ -411,15 +411,10 @@ func (s *Store) write(ctx context.Context, atomic bool, fn func(executor) error)
 		return err
 	}
 	defer tx.Rollback()
-	var missed []string
-	if err := fn(txExec{s.db, tx, &missed}); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.db.prepare(ctx, missed)
-	return nil
+	return tx.Commit()
 }
 
 // exec runs one write statement.

@@ -366,3 +366,49 @@ func TestConcurrentCyclesSmallPool(t *testing.T) {
 		})
 	}
 }
+
+// SQLite's statements are prepared once by the pool and kept there;
+// PostgreSQL's are left to pgx, which prepares each on a connection the
+// first time it runs there and keeps it.
+func TestStatementCaches(t *testing.T) {
+	for _, c := range dsns(t) {
+		t.Run(c.name, func(t *testing.T) {
+			s := openT(t, c.open(t))
+			ctx := context.Background()
+			if err := storetest.Cycle(ctx, s, "cached"); err != nil {
+				t.Fatal(err)
+			}
+			postgres := s.dialect == dialectPostgres
+			for name, p := range map[string]*pool{"writer": s.db, "reader": s.rdb} {
+				p.mu.Lock()
+				kept := len(p.stmts)
+				p.mu.Unlock()
+				if postgres != (kept == 0) {
+					t.Errorf("the %s pool keeps %d statements", name, kept)
+				}
+			}
+			if !postgres {
+				return
+			}
+			conn, err := s.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			const q = `SELECT id FROM conversations WHERE id = $1`
+			for range 3 {
+				var id string
+				if err := conn.QueryRowContext(ctx, q, "cached").Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var prepared int
+			if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement = $1`, q).Scan(&prepared); err != nil {
+				t.Fatal(err)
+			}
+			if prepared != 1 {
+				t.Errorf("%q is prepared %d times on the connection, want once (pgx's cache)", q, prepared)
+			}
+		})
+	}
+}

@@ -7,16 +7,22 @@ import (
 	"sync"
 )
 
-// pool is a *sql.DB whose statements are prepared once and kept. SQLite
-// otherwise parses every query on every call, which was a fifth of a
-// cycle's CPU under load.
+// pool is a *sql.DB that, on SQLite, prepares each statement once and keeps
+// it: SQLite otherwise parses every query on every call, which was a fifth
+// of a cycle's CPU under load. On PostgreSQL it is the *sql.DB as it is:
+// pgx keeps a statement cache of its own on each connection (its default
+// exec mode), and a second cache above it only prepared every statement
+// twice, and once deadlocked a small pool (36bfb93).
 type pool struct {
 	*sql.DB
+	cache bool // SQLite: prepare and keep the statements
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
 }
 
-func newPool(db *sql.DB) *pool { return &pool{DB: db, stmts: map[string]*sql.Stmt{}} }
+func newPool(db *sql.DB, cache bool) *pool {
+	return &pool{DB: db, cache: cache, stmts: map[string]*sql.Stmt{}}
+}
 
 func (p *pool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	p.mu.Lock()
@@ -47,6 +53,9 @@ func (p *pool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if !p.cache {
+		return p.DB.ExecContext(ctx, query, args...)
+	}
 	st, err := p.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -55,6 +64,9 @@ func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.
 }
 
 func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if !p.cache {
+		return p.DB.QueryContext(ctx, query, args...)
+	}
 	st, err := p.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -65,6 +77,9 @@ func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sq
 // QueryRowContext falls back to an unprepared query when preparing fails,
 // so the error reaches the caller through Row.Scan.
 func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if !p.cache {
+		return p.DB.QueryRowContext(ctx, query, args...)
+	}
 	st, err := p.stmt(ctx, query)
 	if err != nil {
 		return p.DB.QueryRowContext(ctx, query, args...)
@@ -91,7 +106,8 @@ type executor interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// txExec runs statements in tx with the pool's prepared statements. It
+// txExec runs statements of SQLite's group commit in tx with the pool's
+// prepared statements. It
 // never prepares on the pool itself: the transaction may hold the pool's
 // only connection. A query not prepared yet runs as it is and is noted in
 // missed, to be prepared once the transaction is over.
