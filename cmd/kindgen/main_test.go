@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,7 +18,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata from kindgen's output")
 
-const modulePrefix = "github.com/kindkit/kindkit/cmd/kindgen/testdata/"
+// modulePrefix is the import path of testdata/: each case's want/ is a tree
+// of packages in this module. It follows the module's path, so a renamed
+// copy of the project passes too.
+var modulePrefix = strings.TrimSuffix(reflect.TypeFor[kindgen.Output]().PkgPath(), "internal/kindgen") + "cmd/kindgen/testdata/"
 
 // TestGolden runs kindgen on every case folder under testdata. A case holds
 // spec/interactions/*.schema.json and either want/ (the expected generated
@@ -130,7 +134,7 @@ func TestRemovedSchema(t *testing.T) {
 		}
 	}
 	run()
-	if err := os.WriteFile(filepath.Join(root, "gen/poll/handwritten.go"), []byte("package poll\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "gen/poll/handwritten.go"), []byte("package pollgen\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(root, "spec/interactions/poll.schema.json")); err != nil {
@@ -141,7 +145,8 @@ func TestRemovedSchema(t *testing.T) {
 	for rel := range generatedFiles(t, root) {
 		left = append(left, rel)
 	}
-	want := []string{"gen/feedbackform/kind.gen.go", "gen/feedbackform/types.gen.go", "kinds/catalog.gen.go"}
+	want := []string{"gen/feedbackform/kind.gen.go", "gen/feedbackform/schema.json", "gen/feedbackform/tool.json",
+		"gen/feedbackform/types.gen.go", "gen/feedbackform/values.json", "kinds/catalog.gen.go"}
 	if diff := cmp.Diff(want, sorted(left)); diff != "" {
 		t.Errorf("files after removal (-want +got):\n%s", diff)
 	}
@@ -182,20 +187,25 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
-// generatedFiles reads every *.gen.go under root, keyed by slash path.
+// generatedFiles reads every file kindgen writes under root (*.gen.go, and
+// the schema files under gen/), keyed by slash path.
 func generatedFiles(t *testing.T, root string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".gen.go") {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if !strings.HasSuffix(rel, ".gen.go") && !(strings.HasPrefix(rel, "gen/") && strings.HasSuffix(rel, ".json")) {
 			return nil
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = data
+		files[rel] = data
 		return nil
 	})
 	return files

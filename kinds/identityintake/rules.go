@@ -8,12 +8,12 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/kindkit/kindkit"
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintake"
 )
 
 // Rules is the identity_intake kind's part that its schema cannot say.
 type Rules struct {
-	identityintakegen.UnimplementedRules
+	identityintakegen.Unimplemented
 }
 
 var _ identityintakegen.Rules = Rules{}
