@@ -56,7 +56,7 @@ func TestWalkthrough(t *testing.T) {
 		if strings.HasSuffix(rel, ".go") {
 			// The page's code imports the project as docModule; a copy of
 			// the project under another module path imports its own.
-			body = renameModule(t, body, docModule, module)
+			body = renameModule(t, body, docModule, module, false)
 		}
 		if err := os.WriteFile(filepath.Join(dst, rel), body, 0o644); err != nil {
 			t.Fatal(err)
@@ -86,8 +86,9 @@ var module = strings.TrimSuffix(modulePrefix, "/cmd/kindgen/testdata/")
 
 // renameModule rewrites the imports of Go source from module from to module
 // to, as gonew does: the root package keeps the name kindkit in the code, so
-// it is imported under that name when its new path says otherwise.
-func renameModule(t *testing.T, src []byte, from, to string) []byte {
+// it is imported under that name when its new path says otherwise. In a
+// file of the root package (root), the package clause is renamed too.
+func renameModule(t *testing.T, src []byte, from, to string, root bool) []byte {
 	t.Helper()
 	if from == to {
 		return src
@@ -97,23 +98,30 @@ func renameModule(t *testing.T, src []byte, from, to string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := append([]byte(nil), src...)
-	for i := len(f.Imports) - 1; i >= 0; i-- { // from the end, so offsets stay right
-		spec := f.Imports[i]
+	type edit struct {
+		start, end token.Pos
+		text       string
+	}
+	var edits []edit
+	oldName, newName := path.Base(from), path.Base(to)
+	if name := f.Name.Name; root && (name == oldName || name == oldName+"_test") {
+		edits = append(edits, edit{f.Name.Pos(), f.Name.End(), newName + strings.TrimPrefix(name, oldName)})
+	}
+	for _, spec := range f.Imports {
 		p, _ := strconv.Unquote(spec.Path.Value)
-		var repl string
 		switch {
-		case p == from && spec.Name == nil && path.Base(to) != path.Base(from):
-			repl = path.Base(from) + " " + strconv.Quote(to)
+		case p == from && spec.Name == nil && newName != oldName:
+			edits = append(edits, edit{spec.Path.Pos(), spec.Path.End(), oldName + " " + strconv.Quote(to)})
 		case p == from:
-			repl = strconv.Quote(to)
+			edits = append(edits, edit{spec.Path.Pos(), spec.Path.End(), strconv.Quote(to)})
 		case strings.HasPrefix(p, from+"/"):
-			repl = strconv.Quote(to + strings.TrimPrefix(p, from))
-		default:
-			continue
+			edits = append(edits, edit{spec.Path.Pos(), spec.Path.End(), strconv.Quote(to + strings.TrimPrefix(p, from))})
 		}
-		start, end := fset.Position(spec.Path.Pos()).Offset, fset.Position(spec.Path.End()).Offset
-		out = append(out[:start:start], append([]byte(repl), out[end:]...)...)
+	}
+	out := append([]byte(nil), src...)
+	for i := len(edits) - 1; i >= 0; i-- { // from the end, so offsets stay right
+		start, end := fset.Position(edits[i].start).Offset, fset.Position(edits[i].end).Offset
+		out = append(out[:start:start], append([]byte(edits[i].text), out[end:]...)...)
 	}
 	return out
 }
