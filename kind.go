@@ -21,10 +21,12 @@ type Descriptor struct {
 	Source          string // the schema file, for messages
 	Schema          string // the schema document
 	ToolSchema      string // the raise tool's parameters: Spec's properties plus reason
+	ValuesSchema    string // Values with every $ref inlined, for a form drawn from it
 }
 
-// Rules is what a kind says that its schema cannot. gen/<kind> declares the
-// same methods on its concrete types; kinds/<kind> implements them.
+// Rules is what a kind says that its schema cannot. gen/<kind> names it for
+// its own types (<kind>gen.Rules); kinds/<kind> implements it, embedding
+// Unimplemented for the methods it leaves out.
 type Rules[S, V any] interface {
 	// NormalizeRaise rewrites raw raise arguments (reason removed) into the
 	// Spec's shape before schema validation: shorthands, trimming, defaults.
@@ -41,11 +43,26 @@ type Rules[S, V any] interface {
 	// later turn): only the values' own format can be checked then.
 	Validate(spec *S, values *V) (*V, []FieldError)
 	// Fallback is the directive that tells the model how to ask the
-	// question in conversation.
+	// question in conversation; "" means DefaultFallback.
 	Fallback(spec *S, reason string) string
-	// ErrorField names the field a schema error at location belongs to.
+	// ErrorField names the field a schema error at location belongs to;
+	// "" means DefaultErrorField.
 	ErrorField(values any, location []string) string
 }
+
+// Unimplemented is a kind's schema alone: no rules beyond it and the
+// default fallback. Embed it in a kind's Rules and write only the methods
+// the kind needs.
+type Unimplemented[S, V any] struct{}
+
+var _ Rules[struct{}, struct{}] = Unimplemented[struct{}, struct{}]{}
+
+func (Unimplemented[S, V]) NormalizeRaise(map[string]any)               {}
+func (Unimplemented[S, V]) NormalizeValues(values any) any              { return values }
+func (Unimplemented[S, V]) CheckSpec(*S) []FieldError                   { return nil }
+func (Unimplemented[S, V]) Validate(_ *S, values *V) (*V, []FieldError) { return values, nil }
+func (Unimplemented[S, V]) Fallback(*S, string) string                  { return "" }
+func (Unimplemented[S, V]) ErrorField(_ any, _ []string) string         { return "" }
 
 // Kind is one interaction kind, ready for a server.
 type Kind interface {
@@ -220,7 +237,11 @@ func (k *kindImpl[S, V]) decodeValues(values json.RawMessage) (*V, []FieldError)
 		if err := k.values.Validate(raw); err != nil {
 			var errs []FieldError
 			schemaErrors(err, func(loc []string, msg string) {
-				errs = append(errs, FieldError{Field: k.rules.ErrorField(raw, loc), Message: msg})
+				field := k.rules.ErrorField(raw, loc)
+				if field == "" {
+					field = DefaultErrorField(loc)
+				}
+				errs = append(errs, FieldError{Field: field, Message: msg})
 			})
 			return nil, errs
 		}
@@ -236,7 +257,9 @@ func (k *kindImpl[S, V]) Fallback(spec Spec, reason string) string {
 	s, err := k.typedSpec(&spec)
 	instructions := ""
 	if err == nil {
-		instructions = k.rules.Fallback(s, reason)
+		if instructions = k.rules.Fallback(s, reason); instructions == "" {
+			instructions = DefaultFallback(k.desc.Name, s, reason)
+		}
 	}
 	return marshalString(FallbackDirective{Instructions: instructions, Kind: k.desc.Name, Mode: "conversational", Reason: reason, Spec: spec.JSON})
 }

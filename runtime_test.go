@@ -21,8 +21,7 @@ const noteSchema = `{
              "properties": {"topic": {"type": "string", "maxLength": 5},
                             "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}}},
     "Values": {"type": "object", "required": ["text"], "additionalProperties": false,
-               "properties": {"text": {"type": "string", "minLength": 1}}},
-    "Payload": {"type": "object"}
+               "properties": {"text": {"type": "string", "minLength": 1}}}
   }
 }`
 

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choices"
 	"github.com/kindkit/kindkit/kinds"
 )
 

@@ -4,13 +4,13 @@
 package kinds
 
 import (
-	"github.com/kindkit/kindkit"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
-	ratinggen "github.com/kindkit/kindkit/gen/rating"
-	choices "github.com/kindkit/kindkit/kinds/choices"
-	identityintake "github.com/kindkit/kindkit/kinds/identityintake"
-	rating "github.com/kindkit/kindkit/kinds/rating"
+	kindkit "github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/kinds/choices"
+	"github.com/kindkit/kindkit/kinds/identityintake"
+	"github.com/kindkit/kindkit/kinds/rating"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.

@@ -47,13 +47,22 @@ func readFixtures(t testing.TB) map[string]fixture {
 
 // compiled compiles one $defs entry of a schema document found at path.
 type schemaSet struct {
-	c    *jsonschema.Compiler
-	urls map[string]string // file name → url
+	c       *jsonschema.Compiler
+	urls    map[string]string // file name → url
+	payload map[string]string // file name → url of the payload schema around its Values
 }
+
+// payloadSchema is the canonical payload (kindkit.Payload) around a kind's
+// Values, for the project's schemas, which no longer restate it: the
+// reference's $defs/Payload must agree with it.
+const payloadSchema = `{"type":"object","required":["status"],"additionalProperties":false,"properties":{
+	"status":{"enum":["submitted","declined","no_response"]},
+	"values":{"$ref":%q},
+	"message":{"type":"string"}}}`
 
 func loadSchemas(t testing.TB, dir string) *schemaSet {
 	t.Helper()
-	s := &schemaSet{c: jsonschema.NewCompiler(), urls: map[string]string{}}
+	s := &schemaSet{c: jsonschema.NewCompiler(), urls: map[string]string{}, payload: map[string]string{}}
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.schema.json"))
 	if len(paths) == 0 {
 		t.Fatalf("no schemas in %s", dir)
@@ -68,11 +77,25 @@ func loadSchemas(t testing.TB, dir string) *schemaSet {
 		if err != nil {
 			t.Fatal(err)
 		}
-		url := "file:///" + dir + "/" + filepath.Base(p)
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := "file://" + filepath.ToSlash(abs)
 		if err := s.c.AddResource(url, doc); err != nil {
 			t.Fatal(err)
 		}
 		s.urls[filepath.Base(p)] = url
+		if defs, _ := doc.(map[string]any)["$defs"].(map[string]any); defs["Payload"] == nil {
+			payload, err := jsonschema.UnmarshalJSON(strings.NewReader(fmt.Sprintf(payloadSchema, url+"#/$defs/Values")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.c.AddResource(url+".payload", payload); err != nil {
+				t.Fatal(err)
+			}
+			s.payload[filepath.Base(p)] = url + ".payload"
+		}
 	}
 	return s
 }
@@ -83,7 +106,12 @@ func (s *schemaSet) compile(t testing.TB, file, def string) *jsonschema.Schema {
 	if !ok {
 		t.Fatalf("no schema %s", file)
 	}
-	sch, err := s.c.Compile(url + "#/$defs/" + def)
+	if u, ok := s.payload[file]; ok && def == "Payload" {
+		url = u
+	} else {
+		url += "#/$defs/" + def
+	}
+	sch, err := s.c.Compile(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
-	pollgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/knowledge"
@@ -332,7 +332,7 @@ func TestBrowser(t *testing.T) {
 
 	// B: a kind with no card of its own gets a form drawn from /kinds.
 	t.Run("GenericForm", func(t *testing.T) {
-		poll, err := pollgen.New(pollgen.UnimplementedRules{})
+		poll, err := pollgen.New(pollgen.Unimplemented{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -633,8 +633,16 @@ func surveyKind(t *testing.T) kindkit.Kind {
 				"colors":{"type":"array","items":{"type":"string","enum":["red","green","blue"]}},
 				"address":{"$ref":"#/$defs/Address"}}},
 			"Address":{"type":"object","required":["city"],"additionalProperties":false,"properties":{
-				"city":{"type":"string","minLength":1},"zip":{"type":"string"}}},
-			"Payload":{"type":"object"}}}`,
+				"city":{"type":"string","minLength":1},"zip":{"type":"string"}}}}}`,
+		// As kindgen would derive it: Values with the $ref inlined.
+		ValuesSchema: `{"type":"object","required":["score","address"],"additionalProperties":false,"properties":{
+			"score":{"type":"integer","minimum":1,"maximum":5,"description":"From 1 to 5."},
+			"mood":{"type":"string","enum":["happy","meh","sad"]},
+			"subscribe":{"type":"boolean"},
+			"tags":{"type":"array","items":{"type":"string"}},
+			"colors":{"type":"array","items":{"type":"string","enum":["red","green","blue"]}},
+			"address":{"type":"object","required":["city"],"additionalProperties":false,"properties":{
+				"city":{"type":"string","minLength":1},"zip":{"type":"string"}}}}}`,
 	}, surveyRules{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,13 +6,10 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"mime"
 	"net/http"
-	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -123,244 +120,24 @@ type kindEntry struct {
 	ValuesSchema json.RawMessage `json:"valuesSchema"`
 }
 
+// kindsJSON lists the catalog with the schemas kindgen derived for each
+// kind; nothing is derived here.
 func kindsJSON(catalog *kindkit.Catalog) ([]byte, error) {
 	entries := []kindEntry{}
 	if catalog != nil {
 		for _, k := range catalog.Kinds() {
 			d := k.Descriptor()
-			tool, err := compactObject(d.ToolSchema)
-			if err != nil {
-				return nil, fmt.Errorf("kind %s: tool schema: %w", d.Name, err)
-			}
-			values, err := ValuesSchema(d.Schema)
-			if err != nil {
-				return nil, fmt.Errorf("kind %s: %w", d.Name, err)
-			}
 			entries = append(entries, kindEntry{Name: d.Name, Capability: d.Capability, ToolName: d.ToolName,
-				ToolSchema: tool, ValuesSchema: values})
+				ToolSchema: rawOrNull(d.ToolSchema), ValuesSchema: rawOrNull(d.ValuesSchema)})
 		}
 	}
 	return json.Marshal(entries)
 }
 
-// compactObject checks that s is one JSON object and compacts it.
-func compactObject(s string) (json.RawMessage, error) {
-	v, err := decodeOrdered([]byte(s))
-	if err != nil {
-		return nil, err
+// rawOrNull is a schema as raw JSON, or null when a kind has none.
+func rawOrNull(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("null")
 	}
-	if _, ok := v.(*object); !ok {
-		return nil, fmt.Errorf("not a JSON object")
-	}
-	return encodeOrdered(v)
-}
-
-// ValuesSchema returns the $defs/Values schema of a kind's schema document
-// with every local $ref inlined: "#/…" JSON pointers, "#name" anchors and
-// the same pointers behind the document's own $id. Keywords beside a $ref
-// are kept and win over the referenced schema's. A reference that would
-// recurse forever is cut to {} (any value). Property order is the
-// document's, so a form drawn from it shows fields in the schema's order.
-func ValuesSchema(doc string) (json.RawMessage, error) {
-	root, err := decodeOrdered([]byte(doc))
-	if err != nil {
-		return nil, fmt.Errorf("read schema: %w", err)
-	}
-	rootObj, ok := root.(*object)
-	if !ok {
-		return nil, fmt.Errorf("the schema is not a JSON object")
-	}
-	defs, _ := rootObj.get("$defs")
-	defsObj, _ := defs.(*object)
-	if defsObj == nil {
-		return nil, fmt.Errorf("the schema has no $defs")
-	}
-	values, ok := defsObj.get("Values")
-	if !ok {
-		return nil, fmt.Errorf("the schema has no $defs/Values")
-	}
-	id, _ := rootObj.get("$id")
-	idStr, _ := id.(string)
-	in := &inliner{root: root, id: strings.TrimSuffix(idStr, "#")}
-	out, err := in.inline(values, []string{"#/$defs/Values"})
-	if err != nil {
-		return nil, err
-	}
-	return encodeOrdered(out)
-}
-
-type inliner struct {
-	root any
-	id   string
-}
-
-// dataKeywords hold instances, not schemas: a "$ref" key inside them is
-// data.
-var dataKeywords = map[string]bool{"enum": true, "const": true, "default": true, "examples": true}
-
-// nameKeywords map names to schemas: their keys are not keywords.
-var nameKeywords = map[string]bool{"properties": true, "patternProperties": true, "dependentSchemas": true}
-
-func (in *inliner) inline(node any, stack []string) (any, error) {
-	switch n := node.(type) {
-	case []any:
-		out := make([]any, len(n))
-		for i, v := range n {
-			var err error
-			if out[i], err = in.inline(v, stack); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	case *object:
-		out := &object{}
-		if ref, ok := n.getString("$ref"); ok {
-			if frag, local := in.local(ref); local {
-				resolved, err := in.resolveRef(frag, stack)
-				if err != nil {
-					return nil, fmt.Errorf("$ref %q: %w", ref, err)
-				}
-				switch r := resolved.(type) {
-				case *object:
-					for _, k := range r.keys {
-						if _, shadowed := n.get(k); !shadowed {
-							out.set(k, r.vals[k])
-						}
-					}
-				case bool:
-					if !r {
-						out.set("not", &object{})
-					}
-				}
-				n = n.without("$ref")
-			}
-		}
-		for _, k := range n.keys {
-			v := n.vals[k]
-			switch {
-			case k == "$defs" || k == "definitions" || k == "$schema" || k == "$id" || k == "$anchor":
-				continue // inlined: nothing refers to them any more
-			case dataKeywords[k]:
-				out.set(k, v)
-			case nameKeywords[k]:
-				// Keys are names ("default" may be a property), values schemas.
-				names, ok := v.(*object)
-				if !ok {
-					out.set(k, v)
-					continue
-				}
-				m := &object{}
-				for _, name := range names.keys {
-					iv, err := in.inline(names.vals[name], stack)
-					if err != nil {
-						return nil, err
-					}
-					m.set(name, iv)
-				}
-				out.set(k, m)
-			default:
-				iv, err := in.inline(v, stack)
-				if err != nil {
-					return nil, err
-				}
-				out.set(k, iv)
-			}
-		}
-		return out, nil
-	default:
-		return node, nil
-	}
-}
-
-// local reports whether ref points into this document, and its fragment.
-func (in *inliner) local(ref string) (string, bool) {
-	if strings.HasPrefix(ref, "#") {
-		return ref[1:], true
-	}
-	if in.id != "" && strings.HasPrefix(ref, in.id+"#") {
-		return ref[len(in.id)+1:], true
-	}
-	if in.id != "" && ref == in.id {
-		return "", true
-	}
-	return "", false
-}
-
-func (in *inliner) resolveRef(frag string, stack []string) (any, error) {
-	key := "#" + frag
-	for _, s := range stack {
-		if s == key {
-			return &object{}, nil // recursive: cut
-		}
-	}
-	var target any
-	var err error
-	if frag == "" || strings.HasPrefix(frag, "/") {
-		target, err = pointer(in.root, frag)
-	} else {
-		target, err = anchor(in.root, frag)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return in.inline(target, append(stack[:len(stack):len(stack)], key))
-}
-
-// pointer follows a JSON pointer taken from a URI fragment.
-func pointer(root any, frag string) (any, error) {
-	if frag == "" {
-		return root, nil
-	}
-	cur := root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		if u, err := url.PathUnescape(tok); err == nil {
-			tok = u
-		}
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case *object:
-			v, ok := c.get(tok)
-			if !ok {
-				return nil, fmt.Errorf("no %q", tok)
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) || strconv.Itoa(i) != tok {
-				return nil, fmt.Errorf("no index %q", tok)
-			}
-			cur = c[i]
-		default:
-			return nil, fmt.Errorf("cannot descend into %q", tok)
-		}
-	}
-	return cur, nil
-}
-
-// anchor finds the schema whose $anchor is name.
-func anchor(root any, name string) (any, error) {
-	var found any
-	var walk func(v any)
-	walk = func(v any) {
-		switch n := v.(type) {
-		case *object:
-			if a, ok := n.getString("$anchor"); ok && a == name && found == nil {
-				found = n
-			}
-			for _, k := range n.keys {
-				if !dataKeywords[k] {
-					walk(n.vals[k])
-				}
-			}
-		case []any:
-			for _, e := range n {
-				walk(e)
-			}
-		}
-	}
-	walk(root)
-	if found == nil {
-		return nil, fmt.Errorf("no $anchor %q", name)
-	}
-	return found, nil
+	return json.RawMessage(s)
 }

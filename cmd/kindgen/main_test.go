@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,7 +18,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata from kindgen's output")
 
-const modulePrefix = "github.com/kindkit/kindkit/cmd/kindgen/testdata/"
+// modulePrefix is the import path of testdata/: each case's want/ is a tree
+// of packages in this module. It follows the module's path, so a renamed
+// copy of the project passes too.
+var modulePrefix = strings.TrimSuffix(reflect.TypeFor[kindgen.Output]().PkgPath(), "internal/kindgen") + "cmd/kindgen/testdata/"
 
 // TestGolden runs kindgen on every case folder under testdata. A case holds
 // spec/interactions/*.schema.json and either want/ (the expected generated
@@ -29,8 +33,8 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
-		if !c.IsDir() {
-			continue
+		if _, err := os.Stat(filepath.Join("testdata", c.Name(), "spec")); !c.IsDir() || err != nil {
+			continue // testdata/new is TestNew's
 		}
 		t.Run(c.Name(), func(t *testing.T) {
 			dir := filepath.Join("testdata", c.Name())
@@ -80,17 +84,28 @@ func TestGolden(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatal("no want/ folder and no error.txt; run go test -update to create one")
 			}
-			for rel := range want {
-				if _, ok := got[rel]; !ok {
-					t.Errorf("%s: not generated", rel)
-				}
-			}
-			for rel, data := range got {
-				if diff := cmp.Diff(string(want[rel]), string(data)); diff != "" {
-					t.Errorf("%s (-want +got):\n%s", rel, diff)
-				}
-			}
+			diffTrees(t, want, got)
 		})
+	}
+}
+
+// diffTrees reports every file that differs between two trees, whole file
+// against whole file.
+func diffTrees(t *testing.T, want, got map[string][]byte) {
+	t.Helper()
+	for rel := range want {
+		if _, ok := got[rel]; !ok {
+			t.Errorf("%s: not generated", rel)
+		}
+	}
+	for rel, data := range got {
+		if _, ok := want[rel]; !ok {
+			t.Errorf("%s: generated, but not in the golden tree", rel)
+			continue
+		}
+		if diff := cmp.Diff(string(want[rel]), string(data)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", rel, diff)
+		}
 	}
 }
 
@@ -118,44 +133,34 @@ func TestGoldenPackagesRun(t *testing.T) {
 }
 
 // TestRemovedSchema deletes a kind's schema and checks that regenerating
-// removes its generated files and its catalog entry.
+// removes its generated files and its catalog entry: what is left is exactly
+// the tree of the kind that stays, and a file kindgen did not write stays.
 func TestRemovedSchema(t *testing.T) {
 	root := t.TempDir()
 	copyTree(t, "testdata/basic/spec", filepath.Join(root, "spec"))
 	copyTree(t, "testdata/untitled-nested/spec", filepath.Join(root, "spec"))
-	run := func() {
+	module := modulePrefix + "untitled-nested/want"
+	run := func(args ...string) {
+		t.Helper()
 		var stderr bytes.Buffer
-		if code := kindgen.Main([]string{"-root", root, "-module", "example.com/x"}, &bytes.Buffer{}, &stderr); code != 0 {
-			t.Fatalf("kindgen: %s", stderr.String())
+		if code := kindgen.Main(append([]string{"-root", root, "-module", module}, args...), &bytes.Buffer{}, &stderr); code != 0 {
+			t.Fatalf("kindgen %s: %d %s", strings.Join(args, " "), code, stderr.String())
 		}
 	}
 	run()
-	if err := os.WriteFile(filepath.Join(root, "gen/poll/handwritten.go"), []byte("package poll\n"), 0o644); err != nil {
+	handwritten := []byte("package pollgen\n")
+	if err := os.WriteFile(filepath.Join(root, "gen/poll/handwritten.go"), handwritten, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(root, "spec/interactions/poll.schema.json")); err != nil {
 		t.Fatal(err)
 	}
 	run()
-	var left []string
-	for rel := range generatedFiles(t, root) {
-		left = append(left, rel)
+	diffTrees(t, generatedFiles(t, "testdata/untitled-nested/want"), generatedFiles(t, root))
+	if got, err := os.ReadFile(filepath.Join(root, "gen/poll/handwritten.go")); err != nil || !bytes.Equal(got, handwritten) {
+		t.Errorf("a file kindgen did not write was changed or removed: %q, %v", got, err)
 	}
-	want := []string{"gen/feedbackform/kind.gen.go", "gen/feedbackform/types.gen.go", "kinds/catalog.gen.go"}
-	if diff := cmp.Diff(want, sorted(left)); diff != "" {
-		t.Errorf("files after removal (-want +got):\n%s", diff)
-	}
-	if _, err := os.Stat(filepath.Join(root, "gen/poll/handwritten.go")); err != nil {
-		t.Errorf("a file kindgen did not write was removed: %v", err)
-	}
-	catalog, _ := os.ReadFile(filepath.Join(root, "kinds/catalog.gen.go"))
-	if bytes.Contains(catalog, []byte("poll")) {
-		t.Errorf("catalog still names the removed kind:\n%s", catalog)
-	}
-	var stderr bytes.Buffer
-	if code := kindgen.Main([]string{"-root", root, "-module", "example.com/x", "-check"}, &bytes.Buffer{}, &stderr); code != 0 {
-		t.Errorf("-check after generate: %d %s", code, stderr.String())
-	}
+	run("-check")
 }
 
 // TestCheck reports stale generated code without writing.
@@ -164,8 +169,16 @@ func TestCheck(t *testing.T) {
 	copyTree(t, "testdata/basic/spec", filepath.Join(root, "spec"))
 	var stderr bytes.Buffer
 	code := kindgen.Main([]string{"-root", root, "-module", "example.com/x", "-check"}, &bytes.Buffer{}, &stderr)
-	if code != 1 || !strings.Contains(stderr.String(), "gen/poll/kind.gen.go") {
-		t.Errorf("-check on an empty tree: exit %d, %q", code, stderr.String())
+	const want = `kindgen: generated code is out of date; run go generate ./...:
+  gen/poll/kind.gen.go
+  gen/poll/schema.json
+  gen/poll/tool.json
+  gen/poll/types.gen.go
+  gen/poll/values.json
+  kinds/catalog.gen.go
+`
+	if diff := cmp.Diff(want, stderr.String()); code != 1 || diff != "" {
+		t.Errorf("-check on an empty tree: exit %d, stderr (-want +got):\n%s", code, diff)
 	}
 	if _, err := os.Stat(filepath.Join(root, "gen")); err == nil {
 		t.Error("-check wrote files")
@@ -182,22 +195,49 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
-// generatedFiles reads every *.gen.go under root, keyed by slash path.
+// generatedFiles reads every file kindgen writes under root (*.gen.go, and
+// the schema files under gen/), keyed by slash path.
 func generatedFiles(t *testing.T, root string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".gen.go") {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if !strings.HasSuffix(rel, ".gen.go") && !(strings.HasPrefix(rel, "gen/") && strings.HasSuffix(rel, ".json")) {
 			return nil
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
+		files[rel] = data
+		return nil
+	})
+	return files
+}
+
+// allFiles reads every file under root, keyed by slash path.
+func allFiles(t *testing.T, root string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
 		rel, _ := filepath.Rel(root, p)
 		files[filepath.ToSlash(rel)] = data
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return files
 }
 
@@ -222,38 +262,38 @@ func copyTree(t *testing.T, from, to string) {
 	}
 }
 
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
-}
-
 // kindgen new scaffolds a kind that generates at once, and never
-// overwrites.
+// overwrites. What it writes (schema, rules, and what kindgen generates from
+// them) is compared whole with testdata/new/want, a tree of this module that
+// TestGoldenPackagesRun builds.
 func TestNew(t *testing.T) {
 	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/x\n\ngo 1.26\n"), 0o644); err != nil {
+	gomod := "module " + modulePrefix + "new/want\n\ngo 1.26\n"
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte(gomod), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
 	if code := kindgen.Main([]string{"new", "-root", root, "star_rating"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("kindgen new: %d %s", code, stderr.String())
 	}
-	for _, f := range []string{"spec/interactions/star-rating.schema.json", "kinds/starrating/rules.go", "gen/starrating/kind.gen.go", "kinds/catalog.gen.go"} {
-		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
-			t.Errorf("%s not written: %v", f, err)
+	wantOut := "wrote kinds/starrating/rules.go\nwrote spec/interactions/star-rating.schema.json\n"
+	if diff := cmp.Diff(wantOut, stdout.String()); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	got := allFiles(t, root)
+	delete(got, "go.mod")
+	want := filepath.Join("testdata", "new", "want")
+	if *update {
+		os.RemoveAll(want)
+		for rel, data := range got {
+			p := filepath.Join(want, rel)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	catalog, _ := os.ReadFile(filepath.Join(root, "kinds/catalog.gen.go"))
-	if !bytes.Contains(catalog, []byte("starrating.Rules{}")) {
-		t.Errorf("the catalog does not use the new rules:\n%s", catalog)
-	}
+	diffTrees(t, allFiles(t, want), got)
 	for name, args := range map[string][]string{
 		"existing":     {"new", "-root", root, "star_rating"},
 		"not snake":    {"new", "-root", root, "StarRating"},

@@ -22,7 +22,7 @@ import (
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/openai"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choices"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store/sqlstore"

@@ -58,8 +58,19 @@ func Generate(root, module string) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Files["gen/"+s.Package+"/types.gen.go"] = types
-		out.Files["gen/"+s.Package+"/kind.gen.go"] = kind
+		dir := "gen/" + s.Package + "/"
+		out.Files[dir+"types.gen.go"] = types
+		out.Files[dir+"kind.gen.go"] = kind
+		out.Files[dir+"schema.json"] = s.Indented
+		for _, d := range derived {
+			v, err := d.derive(s)
+			if err != nil {
+				return nil, err
+			}
+			if out.Files[dir+d.file], err = indented(v); err != nil {
+				return nil, fmt.Errorf("%s: write %s: %w", s.Path, d.file, err)
+			}
+		}
 		hasRules[s.Package] = hasGoFiles(filepath.Join(root, "kinds", s.Package))
 		kinds = append(kinds, s)
 	}
@@ -81,28 +92,47 @@ func typeName(s *Schema, key string) string {
 	return camel(s.Name) + camel(key)
 }
 
-// staleFiles lists kindgen's files under gen/ that this run does not write.
+// staleFiles lists kindgen's files under gen/ that this run does not write:
+// *.gen.go files with kindgen's header, and the schema files beside a
+// kind.gen.go of kindgen's.
 func staleFiles(root string, keep map[string][]byte) ([]string, error) {
 	var stale []string
 	err := filepath.WalkDir(filepath.Join(root, "gen"), func(p string, d fs.DirEntry, err error) error {
 		if os.IsNotExist(err) {
 			return fs.SkipDir
 		}
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".gen.go") {
+		if err != nil || d.IsDir() {
 			return err
+		}
+		if !strings.HasSuffix(p, ".gen.go") && !(isSchemaFile(d.Name()) && isGenerated(filepath.Join(filepath.Dir(p), "kind.gen.go"))) {
+			return nil
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if _, ok := keep[rel]; ok || !isGenerated(p) {
+		if _, ok := keep[rel]; ok || (strings.HasSuffix(p, ".gen.go") && !isGenerated(p)) {
 			return nil
 		}
 		stale = append(stale, rel)
 		return nil
 	})
 	return stale, err
+}
+
+// isSchemaFile reports whether name is one of the schema files kindgen
+// writes into gen/<kind>/.
+func isSchemaFile(name string) bool {
+	if name == "schema.json" {
+		return true
+	}
+	for _, d := range derived {
+		if name == d.file {
+			return true
+		}
+	}
+	return false
 }
 
 func isGenerated(p string) bool {

@@ -29,15 +29,15 @@ func (e *SchemaError) Error() string { return e.Path + ": " + e.Pointer + ": " +
 var (
 	wireName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	// toolName is what both OpenAI and Anthropic accept for a function name.
-	toolName        = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-	payloadStatuses = []string{"declined", "no_response", "submitted"}
+	toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 )
 
 // Schema is one kind's schema file, read and checked.
 type Schema struct {
 	Path            string         // relative to the project root, slash-separated
 	Doc             map[string]any // the document as read
-	Compact         []byte         // the document, compact JSON
+	Tree            *object        // the same document, keys in the authored order
+	Indented        []byte         // the document, indented (gen/<kind>/schema.json)
 	Name            string         // wire name
 	Package         string         // Go package name of gen/<Package>
 	Capability      string
@@ -58,7 +58,11 @@ func Load(path string, data []byte) (*Schema, error) {
 	if !ok {
 		return fail("/", "a schema file must hold a JSON object")
 	}
-	s := &Schema{Path: path, Doc: doc}
+	tree, err := decodeOrdered(data)
+	if err != nil {
+		return fail("/", "not valid JSON: %s", err)
+	}
+	s := &Schema{Path: path, Doc: doc, Tree: tree.(*object)}
 
 	xk, ok := doc["x-kind"].(map[string]any)
 	if !ok {
@@ -101,11 +105,11 @@ func Load(path string, data []byte) (*Schema, error) {
 
 	defs, ok := doc["$defs"].(map[string]any)
 	if !ok {
-		return fail("/$defs", "missing: a kind declares $defs Spec, Values and Payload")
+		return fail("/$defs", "missing: a kind declares $defs Spec and Values")
 	}
-	for _, name := range []string{"Spec", "Values", "Payload"} {
+	for _, name := range []string{"Spec", "Values"} {
 		if _, ok := defs[name].(map[string]any); !ok {
-			return fail("/$defs/"+name, "missing: a kind declares $defs Spec, Values and Payload")
+			return fail("/$defs/"+name, "missing: a kind declares $defs Spec and Values")
 		}
 	}
 	if err := checkRefs(doc, "", doc); err != nil {
@@ -119,46 +123,15 @@ func Load(path string, data []byte) (*Schema, error) {
 	if _, ok := props["reason"]; ok {
 		return fail("/$defs/Spec/properties/reason", "reason is added to the raise tool by kindkit; remove it from Spec")
 	}
-	if err := checkPayload(doc, defs["Payload"].(map[string]any)); err != "" {
-		return fail("/$defs/Payload", "%s", err)
-	}
 	if err := compile(path, doc); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, data); err != nil {
+	if err := json.Indent(&buf, bytes.TrimSpace(data), "", "  "); err != nil {
 		return fail("/", "%s", err)
 	}
-	s.Compact = buf.Bytes()
+	s.Indented = append(buf.Bytes(), '\n')
 	return s, nil
-}
-
-// checkPayload makes sure Payload has the status enum every kind shares.
-func checkPayload(doc, payload map[string]any) string {
-	const want = "must have a required status property with enum submitted, declined, no_response"
-	payload = resolve(doc, payload)
-	props, _ := payload["properties"].(map[string]any)
-	status, ok := props["status"].(map[string]any)
-	if !ok {
-		return want
-	}
-	enum, _ := resolve(doc, status)["enum"].([]any)
-	var got []string
-	for _, e := range enum {
-		s, _ := e.(string)
-		got = append(got, s)
-	}
-	sort.Strings(got)
-	if strings.Join(got, ",") != strings.Join(payloadStatuses, ",") {
-		return want
-	}
-	required, _ := payload["required"].([]any)
-	for _, r := range required {
-		if r == "status" {
-			return ""
-		}
-	}
-	return want
 }
 
 type refError struct{ ptr, msg string }
@@ -242,7 +215,7 @@ func resolve(doc, s map[string]any) map[string]any {
 }
 
 // compile checks the document against the JSON Schema metaschema by
-// compiling the three definitions a kind needs.
+// compiling the two definitions a kind needs.
 func compile(path string, doc map[string]any) error {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -250,7 +223,7 @@ func compile(path string, doc map[string]any) error {
 	if err := c.AddResource(url, doc); err != nil {
 		return &SchemaError{Path: path, Pointer: "/", Message: err.Error()}
 	}
-	for _, def := range []string{"Spec", "Values", "Payload"} {
+	for _, def := range []string{"Spec", "Values"} {
 		_, err := c.Compile(url + "#/$defs/" + def)
 		if err == nil {
 			continue

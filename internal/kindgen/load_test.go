@@ -12,9 +12,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// FuzzLoad feeds arbitrary bytes to the schema loader and the generator:
-// they may reject a schema, but only with a located SchemaError, and never
-// panic.
+// FuzzLoad feeds arbitrary bytes to the schema loader, the derivations and
+// the generator: they may reject a schema, but only with a located
+// SchemaError, and never panic.
 func FuzzLoad(f *testing.F) {
 	seeds, _ := filepath.Glob("../../spec/interactions/*.schema.json")
 	more, _ := filepath.Glob("../../cmd/kindgen/testdata/*/spec/interactions/*.schema.json")
@@ -34,6 +34,15 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("error without location: %v", err)
 			}
 			return
+		}
+		for _, d := range derived {
+			if _, err := d.derive(s); err != nil {
+				var se *SchemaError
+				if !errors.As(err, &se) || !strings.HasPrefix(se.Pointer, "/") || se.Message == "" {
+					t.Fatalf("%s: error without location: %v", d.file, err)
+				}
+				return
+			}
 		}
 		if _, err := goTypes(s); err != nil {
 			return

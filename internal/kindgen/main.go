@@ -23,7 +23,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "write nothing; exit 1 and name the files when generated code is out of date")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: kindgen [flags]\n       kindgen new [-root DIR] <name>\n\n"+
-			"kindgen reads every %s/*.schema.json, checks it, and writes gen/<kind>/*.gen.go and\n"+
+			"kindgen reads every %s/*.schema.json, checks it, and writes gen/<kind>/ (Go code and\n"+
+			"the schema files it embeds: schema.json, tool.json, values.json) and\n"+
 			"kinds/catalog.gen.go; it removes the generated files of schemas that are gone.\n"+
 			"kindgen new writes the schema and rules of a new kind, never overwriting a file,\n"+
 			"then generates.\n\nFlags:\n", SpecDir)

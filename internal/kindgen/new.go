@@ -61,7 +61,7 @@ func NewKind(root, name string) ([]string, error) {
 
 var schemaTemplate = template.Must(template.New("schema").Parse(`{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "$comment": "The {{.Name}} interaction kind. Spec is what the agent asks (the raise tool's parameters, plus a reason kindkit adds); Values is what the person submits; Payload is what the turn resumes with. Describe every property: the model reads these descriptions. Then run go generate ./...",
+  "$comment": "The {{.Name}} interaction kind. Spec is what the agent asks (the raise tool's parameters, plus a reason kindkit adds); Values is what the person submits (the turn resumes with kindkit's payload around them). Describe every property: the model reads these descriptions. Then run go generate ./...",
   "title": "{{.Type}}",
   "description": "TODO: one sentence on what this card asks.",
   "x-kind": {
@@ -90,24 +90,6 @@ var schemaTemplate = template.Must(template.New("schema").Parse(`{
       "properties": {
         "answer": { "type": "string", "description": "The person's answer." }
       }
-    },
-    "Payload": {
-      "title": "{{.Type}}Payload",
-      "description": "What the parked turn resumes with.",
-      "type": "object",
-      "required": ["status"],
-      "additionalProperties": false,
-      "properties": {
-        "status": { "$ref": "#/$defs/Status" },
-        "values": { "$ref": "#/$defs/Values" },
-        "message": { "type": "string", "description": "A note to the agent when there are no values." }
-      }
-    },
-    "Status": {
-      "title": "PayloadStatus",
-      "description": "How the interaction ended.",
-      "type": "string",
-      "enum": ["submitted", "declined", "no_response"]
     }
   }
 }
@@ -117,15 +99,13 @@ var rulesTemplate = template.Must(template.New("rules").Parse(`// Package {{.Pac
 // its schema (spec/interactions) cannot say.
 package {{.Package}}
 
-import (
-	{{.Package}}gen "{{.Module}}/gen/{{.Package}}"
-)
+import "{{.Module}}/gen/{{.Package}}"
 
 // Rules starts as the schema alone. Write the methods of {{.Package}}gen.Rules
-// your kind needs (Validate, Fallback, …); the embedded UnimplementedRules
+// your kind needs (Validate, Fallback, …); the embedded Unimplemented
 // covers the rest.
 type Rules struct {
-	{{.Package}}gen.UnimplementedRules
+	{{.Package}}gen.Unimplemented
 }
 
 var _ {{.Package}}gen.Rules = Rules{}

@@ -11,8 +11,8 @@ import (
 	"github.com/atombender/go-jsonschema/pkg/schemas"
 )
 
-// goTypes writes the Spec, Values and Payload structs (and every type they
-// use) with go-jsonschema. It first gives every type a name a person would
+// goTypes writes the Spec and Values structs (and every type they use) with
+// go-jsonschema; $defs that neither uses get no type. It first gives every type a name a person would
 // write: each $defs entry is renamed to its title (or Kind+key), and nested
 // objects and enums are hoisted into $defs under their title (or
 // Kind+Property), so no generated name is a path like
@@ -32,7 +32,7 @@ func goTypes(s *Schema) ([]byte, error) {
 	}
 	var warnings []string
 	g, err := generator.New(generator.Config{
-		DefaultPackageName:  s.Package,
+		DefaultPackageName:  s.Package + "gen",
 		DefaultOutputName:   "types.gen.go",
 		OnlyModels:          true,
 		StructNameFromTitle: true,
@@ -75,6 +75,11 @@ func nameTypes(s *Schema) (map[string]any, error) {
 	delete(doc, "anyOf")
 	delete(doc, "allOf")
 	defs := doc["$defs"].(map[string]any)
+	for key := range defs {
+		if !reachable(doc, key) {
+			delete(defs, key)
+		}
+	}
 	prefix := camel(s.Name)
 
 	// 1. Rename every $defs entry to its type name.
@@ -155,20 +160,60 @@ func nameTypes(s *Schema) (map[string]any, error) {
 		return nil
 	}
 	// Spec and Values name their nested types first: they are the types
-	// people write code against; Payload's copies come last.
+	// people write code against.
 	order := []string{named["Spec"], named["Values"]}
 	for _, name := range sortedKeys(out) {
-		if name != named["Spec"] && name != named["Values"] && name != named["Payload"] {
+		if name != named["Spec"] && name != named["Values"] {
 			order = append(order, name)
 		}
 	}
-	order = append(order, named["Payload"])
 	for _, name := range order {
 		if err := hoist("/$defs/"+escape(name), name, out[name].(map[string]any)); err != nil {
 			return nil, err
 		}
 	}
 	return doc, nil
+}
+
+// reachable reports whether $defs/key is Spec, Values or used by them.
+func reachable(doc map[string]any, key string) bool {
+	seen := map[string]bool{}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				name, _, _ := strings.Cut(strings.TrimPrefix(ref, "#/$defs/"), "/")
+				name = strings.ReplaceAll(strings.ReplaceAll(name, "~1", "/"), "~0", "~")
+				if name == key {
+					return true
+				}
+				if def, ok := doc["$defs"].(map[string]any)[name]; ok && !seen[name] {
+					seen[name] = true
+					if walk(def) {
+						return true
+					}
+				}
+			}
+			for k, e := range v {
+				if !dataKeywords[k] && walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if key == "Spec" || key == "Values" {
+		return true
+	}
+	defs := doc["$defs"].(map[string]any)
+	return walk(defs["Spec"]) || walk(defs["Values"])
 }
 
 func hasProps(v map[string]any) bool { _, ok := v["properties"]; return ok }

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/kindkit/kindkit"
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/store"
 )
 

@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"github.com/kindkit/kindkit"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choices"
 )
 
 // Rules is the choices kind's part that its schema cannot say.
 type Rules struct {
-	choicesgen.UnimplementedRules
+	choicesgen.Unimplemented
 }
 
 var _ choicesgen.Rules = Rules{}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kindkit/kindkit"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choices"
 	"github.com/kindkit/kindkit/kinds/choices"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 )

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 )
 

@@ -10,12 +10,12 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/kindkit/kindkit"
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintake"
 )
 
 // Rules is the identity_intake kind's part that its schema cannot say.
 type Rules struct {
-	identityintakegen.UnimplementedRules
+	identityintakegen.Unimplemented
 
 	// Region is the region, as an upper-case CLDR code such as "GB" or
 	// "DE", whose national notation a phone number without a country code

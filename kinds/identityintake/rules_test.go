@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kindkit/kindkit"
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 )

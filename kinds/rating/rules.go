@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/kindkit/kindkit"
-	ratinggen "github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/rating"
 )
 
 // Rules trims the spec and the comment, checks the scale's bounds against
 // each other and the score against the scale, and writes the
 // conversational fallback.
 type Rules struct {
-	ratinggen.UnimplementedRules
+	ratinggen.Unimplemented
 }
 
 var _ ratinggen.Rules = Rules{}

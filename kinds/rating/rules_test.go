@@ -7,7 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit"
-	ratinggen "github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/rating"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/kinds/rating"
 )

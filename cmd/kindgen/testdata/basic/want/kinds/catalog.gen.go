@@ -4,13 +4,13 @@
 package kinds
 
 import (
-	"github.com/kindkit/kindkit"
-	pollgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
+	kindkit "github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.
 func All() (*kindkit.Catalog, error) {
-	pollKind, err := pollgen.New(pollgen.UnimplementedRules{})
+	pollKind, err := pollgen.New(pollgen.Unimplemented{})
 	if err != nil {
 		return nil, err
 	}

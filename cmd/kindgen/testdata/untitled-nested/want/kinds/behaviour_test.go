@@ -22,8 +22,8 @@ func TestFeedbackForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var _ feedbackform.FeedbackFormSpec
-	var _ = feedbackform.FeedbackFormTopic{Scales: []feedbackform.FeedbackFormScale{{}}}
+	var _ feedbackformgen.FeedbackFormSpec
+	var _ = feedbackformgen.FeedbackFormTopic{Scales: []feedbackformgen.FeedbackFormScale{{}}}
 	values, errs := k.Validate(&raise.Spec, []byte(`{"entries":[{"topic":"speed","mood":"happy"}]}`))
 	if len(errs) > 0 {
 		t.Fatal(errs)

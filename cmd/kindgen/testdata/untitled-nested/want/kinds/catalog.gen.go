@@ -4,13 +4,13 @@
 package kinds
 
 import (
-	"github.com/kindkit/kindkit"
-	feedbackformgen "github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/gen/feedbackform"
+	kindkit "github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/gen/feedbackform"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.
 func All() (*kindkit.Catalog, error) {
-	feedbackformKind, err := feedbackformgen.New(feedbackformgen.UnimplementedRules{})
+	feedbackformKind, err := feedbackformgen.New(feedbackformgen.Unimplemented{})
 	if err != nil {
 		return nil, err
 	}

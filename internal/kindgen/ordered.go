@@ -1,4 +1,4 @@
-package web
+package kindgen
 
 import (
 	"bytes"
@@ -10,8 +10,9 @@ import (
 )
 
 // object is a JSON object that keeps its keys in document order, which
-// encoding/json's maps do not: a form drawn from a schema shows its fields
-// in the schema's order.
+// encoding/json's maps do not: the schemas kindgen writes keep the authored
+// property order, so the model reads a raise tool's parameters, and a form
+// shows its fields, in the order the schema's author chose.
 type object struct {
 	keys []string
 	vals map[string]any
@@ -19,11 +20,6 @@ type object struct {
 
 func (o *object) get(k string) (any, bool) {
 	v, ok := o.vals[k]
-	return v, ok
-}
-
-func (o *object) getString(k string) (string, bool) {
-	v, ok := o.vals[k].(string)
 	return v, ok
 }
 
@@ -35,17 +31,6 @@ func (o *object) set(k string, v any) {
 		o.keys = append(o.keys, k)
 	}
 	o.vals[k] = v
-}
-
-// without returns a copy of o lacking key k.
-func (o *object) without(k string) *object {
-	out := &object{}
-	for _, key := range o.keys {
-		if key != k {
-			out.set(key, o.vals[key])
-		}
-	}
-	return out
 }
 
 // decodeOrdered reads one JSON value: objects as *object, numbers as
@@ -115,12 +100,18 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	}
 }
 
-// encodeOrdered writes a value decodeOrdered made, compact, keys in order.
-func encodeOrdered(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	if err := writeValue(&b, v); err != nil {
+// indented writes a value decodeOrdered made as JSON indented by two
+// spaces, keys in order, <, > and & as they are, and a final newline.
+func indented(v any) ([]byte, error) {
+	var compact bytes.Buffer
+	if err := writeValue(&compact, v); err != nil {
 		return nil, err
 	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, compact.Bytes(), "", "  "); err != nil {
+		return nil, err
+	}
+	b.WriteByte('\n')
 	return b.Bytes(), nil
 }
 
