@@ -32,8 +32,15 @@ func (Demo) Respond(ctx context.Context, req ModelRequest, onText func(string)) 
 	last := h[len(h)-1]
 	var text string
 	switch {
-	case last.Role == store.RoleTool && last.ToolName == "request_choices":
+	case last.Role == store.RoleTool && (last.ToolName == "request_choices" || last.ToolName == submitToolName && !last.IsError):
 		text = demoAnswer(last.Text)
+	case last.Role == store.RoleUser && askedInWords(h[:len(h)-1]):
+		// The conversational path: the picks are read from the words and
+		// submitted as a card's would be.
+		if call, ok := demoSubmit(last.Text); ok {
+			return ModelResponse{ToolCalls: []store.ToolCall{call}}, nil
+		}
+		text = "I did not catch that: which plan (Starter, Team or Enterprise), and which topics (Pricing, Security, Integrations)?"
 	case last.Role == store.RoleUser && !hasAssistant(h[:len(h)-1]):
 		return ModelResponse{ToolCalls: []store.ToolCall{{ID: "call-" + uuid.NewString(), Name: "request_choices", Arguments: demoRaise}}}, nil
 	case last.Role == store.RoleUser:
@@ -45,6 +52,44 @@ func (Demo) Respond(ctx context.Context, req ModelRequest, onText func(string)) 
 		onText(piece)
 	}
 	return ModelResponse{Text: text}, nil
+}
+
+// askedInWords tells whether the demo's card went the conversational way
+// and has no accepted answer yet.
+func askedInWords(h []*store.Message) bool {
+	for i := len(h) - 1; i >= 0; i-- {
+		m := h[i]
+		switch {
+		case m.Role != store.RoleTool:
+		case m.ToolName == submitToolName:
+			return m.IsError // refused: the question is still open
+		case m.ToolName == "request_choices":
+			return strings.Contains(m.Text, `"mode":"conversational"`)
+		}
+	}
+	return false
+}
+
+// demoSubmit reads the demo card's answers from words: the first plan and
+// every topic named in them.
+func demoSubmit(words string) (store.ToolCall, bool) {
+	lower := strings.ToLower(words)
+	named := func(labels ...string) []string {
+		var out []string
+		for _, l := range labels {
+			if strings.Contains(lower, strings.ToLower(l)) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	plans, topics := named("Starter", "Team", "Enterprise"), named("Pricing", "Security", "Integrations")
+	if len(plans) == 0 || len(topics) == 0 {
+		return store.ToolCall{}, false
+	}
+	args, _ := json.Marshal(map[string]any{"kind": "choices", "values": map[string]any{"answers": []map[string]any{
+		{"header": "Plan", "options": plans[:1]}, {"header": "Topics", "options": topics}}}})
+	return store.ToolCall{ID: "call-" + uuid.NewString(), Name: submitToolName, Arguments: string(args)}, true
 }
 
 func hasAssistant(h []*store.Message) bool {

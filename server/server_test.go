@@ -57,3 +57,22 @@ func TestDemoFlow(t *testing.T) {
 		t.Errorf("reply %q does not answer from the picks", text)
 	}
 }
+
+// The demo model finishes the conversational path too: without the card's
+// capability it asks in words, reads the picks from the answer and submits
+// them as the card would.
+func TestDemoFallback(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: agent.Demo{}})
+	c := dial(t, url)
+	sid := create(c, "")
+	c.Send(`{"action":"send_message","requestId":"r1","sessionId":"` + sid + `","message":"hi"}`)
+	c.Expect("immediate_response")
+	if text, end := c.Turn(); end["type"] != "eventual_response" || !strings.Contains(text, "let me ask in words") {
+		t.Fatalf("first turn: %q, %v", text, end)
+	}
+	c.Send(`{"action":"send_message","requestId":"r2","sessionId":"` + sid + `","message":"Team, and tell me about pricing and security"}`)
+	c.Expect("immediate_response")
+	if text, end := c.Turn(); end["type"] != "eventual_response" || !strings.Contains(text, "Plan: Team; Topics: Pricing, Security") {
+		t.Errorf("the answer in words: %q, %v", text, end)
+	}
+}

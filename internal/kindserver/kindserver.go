@@ -64,7 +64,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	openaiModel := fs.String("openai-model", "gpt-4o-mini", "with -model openai: the model name")
 	system := fs.String("system", "", "with -model openai: a system prompt")
 	retention := fs.Duration("memory-retention", time.Hour, "with -store memory: forget a conversation unused this long (and without a pending card)")
-	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live: `memory`, sqlite:PATH or postgres://…")
+	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live, as a `DSN`: memory, sqlite:PATH or postgres://…")
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
 	knowledgeDir := fs.String("knowledge", "", "search the .md and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
