@@ -24,6 +24,9 @@ const (
 	msgNoPick        = "select an option or provide an 'other' answer"
 	msgSinglePick    = "this question takes a single answer"
 	msgNoAnswers     = "provide an answer for each question, or declined=true"
+	// kindkit's own: the reference drops these answers silently.
+	msgNotAsked      = "no question has the header '%s'"
+	msgAnsweredTwice = "this question is answered twice"
 )
 
 // NormalizeRaise turns raw raise arguments into the spec's shape: an option
@@ -132,8 +135,8 @@ func (Rules) NormalizeValues(values any) any {
 }
 
 // Validate checks the answers against the spec's questions and returns one
-// normalised answer per question, in spec order; answers to questions the
-// spec does not ask are dropped. Without a spec it checks only that every
+// normalised answer per question, in spec order; an answer to a question
+// the spec does not ask, or a second one, is a field error. Without a spec it checks only that every
 // answer picks something, and keeps the answers as submitted.
 func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesValues) (*choicesgen.ChoicesValues, []kindkit.FieldError) {
 	answers := make([]choicesgen.ChoicesAnswer, len(values.Answers))
@@ -146,6 +149,23 @@ func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesVa
 	var errs []kindkit.FieldError
 	add := func(header, msg string) {
 		errs = append(errs, kindkit.FieldError{Field: header, Message: msg})
+	}
+	// An answer to a question the card did not ask, or a second answer to
+	// one, is a mistake of the client's: said, not dropped (the reference
+	// drops them silently).
+	asked := map[string]bool{}
+	for _, q := range spec.Questions {
+		asked[q.Header] = true
+	}
+	seen := map[string]bool{}
+	for _, a := range answers {
+		switch {
+		case !asked[a.Header]:
+			add(a.Header, fmt.Sprintf(msgNotAsked, a.Header))
+		case seen[a.Header]:
+			add(a.Header, msgAnsweredTwice)
+		}
+		seen[a.Header] = true
 	}
 	out := &choicesgen.ChoicesValues{Answers: make([]choicesgen.ChoicesAnswer, 0, len(spec.Questions))}
 	for _, q := range spec.Questions {

@@ -228,17 +228,23 @@ func TestValidate(t *testing.T) {
 			values: `{"answers":[{"header":"Plan","options":null,"other":"Enterprise"},{"header":"Topics","options":["Sales"],"other":null}]}`,
 			want:   `{"answers":[{"header":"Plan","other":"Enterprise"},{"header":"Topics","options":["Sales"]}]}`,
 		},
-		"unknown headers are dropped": {
+		// The reference drops these two silently; kindkit says so.
+		"an answer to a question not asked": {
 			values: `{"answers":[{"header":"Colour","options":["Red"]},{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales"]}]}`,
-			want:   `{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales"]}]}`,
+			errs:   []kindkit.FieldError{fe("Colour", "no question has the header 'Colour'")},
 		},
-		"the first answer to a question counts": {
+		"a question answered twice": {
 			values: `{"answers":[{"header":"Plan","options":["Basic"]},{"header":"Plan","options":["Nope"]},{"header":"Topics","options":["Sales"]}]}`,
-			want:   `{"answers":[{"header":"Plan","options":["Basic"]},{"header":"Topics","options":["Sales"]}]}`,
+			errs:   []kindkit.FieldError{fe("Plan", "this question is answered twice")},
 		},
-		"the first answer counts even when it is wrong": {
-			values: `{"answers":[{"header":"Plan","options":["Basic","Pro"]},{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales"]}]}`,
-			errs:   []kindkit.FieldError{fe("Plan", "this question takes a single answer")},
+		"every problem at once": {
+			values: `{"answers":[{"header":"Plan","options":["Basic","Pro"]},{"header":"Plan","options":["Pro"]},{"header":"Budget","options":["Low"]}]}`,
+			errs: []kindkit.FieldError{
+				fe("Plan", "this question is answered twice"),
+				fe("Budget", "no question has the header 'Budget'"),
+				fe("Plan", "this question takes a single answer"),
+				fe("Topics", "this question must be answered"),
+			},
 		},
 		"multi-select takes several labels and other": {
 			values: `{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Support","Billing"],"other":"Legal"}]}`,
