@@ -87,6 +87,12 @@ func TestLivePage(t *testing.T) {
 			"no javascript: link":   `![...document.querySelectorAll('.msg.assistant a')].some(a => (a.getAttribute("href") || "").startsWith("javascript"))`,
 			"no handler, no script": `!document.querySelector('.msg.assistant [onerror], .msg.assistant script') && window.__pwned === undefined`,
 		}
+		p.do("copy the reply", chromedp.Evaluate[chromedp.Void](`window.__copied = null; navigator.clipboard.writeText = async (s) => { window.__copied = s }`),
+			chromedp.Click(chromedp.CSS(`.msg.assistant button.copy`)))
+		p.waitFor("the copied text", `window.__copied !== null`)
+		if got := eval[string](p, `window.__copied`); got != reply {
+			t.Errorf("Copy put %q on the clipboard, want the reply's Markdown", got)
+		}
 		for name, js := range checks {
 			if !eval[bool](p, js) {
 				t.Errorf("%s: %s is false; the bubble's HTML:\n%s", name, js, eval[string](p, `document.querySelector('.msg.assistant').innerHTML`))

@@ -479,6 +479,21 @@
     return tool;
   }
 
+  // copyButton copies a finished reply's text, as written (its Markdown).
+  function copyButton(text) {
+    const b = h("button", { type: "button", class: "copy quiet", "aria-label": "Copy the reply", text: "Copy" });
+    b.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(text);
+        b.textContent = "Copied";
+      } catch {
+        b.textContent = "Could not copy";
+      }
+      setTimeout(() => { b.textContent = "Copy"; }, 2000);
+    });
+    return b;
+  }
+
   function finishTurn(t, note, isError) {
     if (t.done) return;
     t.done = true;
@@ -502,6 +517,7 @@
       t.text = full;
     }
     showSources(t, (m.data && m.data.data && m.data.data.citations) || []);
+    if (t.text) t.el.append(copyButton(t.text));
     finishTurn(t);
     if (t.text) announce("Assistant: " + t.text.slice(0, 400));
   }
