@@ -64,6 +64,9 @@ func TestCards(t *testing.T) {
 		if got := eval[string](p, `(document.querySelector('`+rating+` textarea[name="comment"]') || {labels: [{innerText: ""}]}).labels[0].innerText`); !strings.Contains(got, "Anything to add?") {
 			t.Errorf("comment box label %q, want a comment box when the spec allows one", got)
 		}
+		if bad := eval[[]string](p, `['.q-text', '.chip', 'textarea[name="comment"]'].filter(s => document.querySelector('`+rating+` ' + s).dir !== "auto")`); len(bad) > 0 {
+			t.Errorf("no dir=auto on %q: text from outside is Hebrew or Arabic too", bad)
+		}
 		p.checkLabels(rating)
 		if png, err := chromedp.Run(p.ctx, chromedp.ScreenshotScale(chromedp.CSS(rating), 2)); err == nil {
 			saveScreenshot(t, "rating-card.png", png)
@@ -144,7 +147,7 @@ func TestCards(t *testing.T) {
 		}
 		p := newPage(t, browser)
 		p.open(startServer(t, withSignup, []agent.ScriptEntry{
-			{Kind: "toolCall", Name: "request_signup", Arguments: `{"prompt":"Join the beta?","internalNote":"lead from ads","priority":3,"reason":"to sign you up"}`},
+			{Kind: "toolCall", Name: "request_signup", Arguments: `{"prompt":"Join the beta?","internalNote":"lead from ads","priority":3,"segments":["paid-social","q3"],"reason":"to sign you up"}`},
 			{Kind: "text", Text: "Welcome aboard."},
 		}))
 		p.say("sign me up", true)
@@ -154,7 +157,7 @@ func TestCards(t *testing.T) {
 		if !strings.Contains(text, "Join the beta?") {
 			t.Errorf("the card does not show its prompt:\n%s", text)
 		}
-		for _, hidden := range []string{"lead from ads", "Priority", "for the CRM", "RFC 5322"} {
+		for _, hidden := range []string{"lead from ads", "Priority", "paid-social", "Segments", "for the CRM", "RFC 5322"} {
 			if strings.Contains(text, hidden) {
 				t.Errorf("the card shows %q:\n%s", hidden, text)
 			}
@@ -311,10 +314,11 @@ func signupKind(t *testing.T) kindkit.Kind {
 	t.Helper()
 	k, err := kindkit.NewKind[map[string]any, map[string]any](kindkit.Descriptor{
 		Name: "signup", Capability: "signup_form", ToolName: "request_signup", Source: "test/signup.schema.json",
-		ToolSchema: `{"type":"object","properties":{"prompt":{"type":"string"},"internalNote":{"type":"string"},"priority":{"type":"integer"},"reason":{"type":"string"}},"required":["prompt","reason"]}`,
+		ToolSchema: `{"type":"object","properties":{"prompt":{"type":"string"},"internalNote":{"type":"string"},"priority":{"type":"integer"},"segments":{"type":"array","items":{"type":"string"}},"reason":{"type":"string"}},"required":["prompt","reason"]}`,
 		Schema: `{"$defs":{
 			"Spec":{"type":"object","required":["prompt"],"additionalProperties":false,"properties":{
-				"prompt":{"type":"string"},"internalNote":{"type":"string"},"priority":{"type":"integer"}}},
+				"prompt":{"type":"string"},"internalNote":{"type":"string"},"priority":{"type":"integer"},
+				"segments":{"type":"array","items":{"type":"string"}}}},
 			"Values":` + signupValues + `}}`,
 		ValuesSchema: signupValues,
 	}, surveyRules{})
