@@ -380,9 +380,10 @@ func TestBrowser(t *testing.T) {
 		p.waitFor("the reply", `document.querySelector('.msg.assistant').innerText.includes("Pizza it is — thanks!")`)
 	})
 
-	// Every shape the generic form draws (integer with bounds, enum, boolean,
-	// string list, enum list, nested object through a $ref), errors at
-	// nested paths, and the values it submits.
+	// Every shape the generic form draws (a small integer range as a scale,
+	// enum chips, a boolean switch, string list, enum list as chips, nested
+	// object through a $ref), errors at nested paths, and the values it
+	// submits.
 	t.Run("GenericFormShapes", func(t *testing.T) {
 		survey := surveyKind(t)
 		withSurvey, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), survey)...)
@@ -396,13 +397,13 @@ func TestBrowser(t *testing.T) {
 		}))
 		p.say("survey", true)
 		card := `.card[data-kind="survey"]`
-		p.do("the survey form", chromedp.WaitVisible(chromedp.CSS(card+` input[name="score"]`)))
+		p.do("the survey form", chromedp.WaitVisible(chromedp.CSS(card+` [data-field="score"] .chip`)))
 		shape := eval[[]string](p, `[
-			'input[name="score"][type="number"][min="1"][max="5"][step="1"]',
-			'select[name="mood"]',
-			'input[name="subscribe"][type="checkbox"]',
+			'[data-field="score"] .chips.scale .chip[data-value="5"]',
+			'[data-field="mood"] .chip[data-value="sad"]',
+			'input[name="subscribe"][type="checkbox"][role="switch"]',
 			'input[name="tags[0]"]',
-			'input[type="checkbox"][name="colors"][value="green"]',
+			'[data-field="colors"] .chip[data-value="green"][aria-pressed="false"]',
 			'fieldset.group input[name="address.city"]',
 			'input[name="address.zip"]',
 		].filter(s => !document.querySelector('`+card+` ' + s))`)
@@ -411,12 +412,11 @@ func TestBrowser(t *testing.T) {
 		}
 		p.checkLabels(card)
 
-		p.do("submit bad values",
-			chromedp.SendKeys(chromedp.CSS(card+` input[name="score"]`), "9"),
+		p.do("submit missing values",
 			chromedp.SendKeys(chromedp.CSS(card+` input[name="address.zip"]`), "75001"),
 			chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
-		for name, want := range map[string]string{"score": "at most 5", "address.city": "required"} {
-			sel := card + ` .field:has(> [name="` + name + `"]) .field-error`
+		for name, want := range map[string]string{"score": "Pick one", "address.city": "required"} {
+			sel := card + ` [data-field="` + name + `"] .field-error`
 			p.do("the "+name+" error", chromedp.WaitVisible(chromedp.CSS(sel)))
 			if got := p.text(sel); !strings.Contains(got, want) {
 				t.Errorf("%s error %q, want %q", name, got, want)
@@ -424,14 +424,13 @@ func TestBrowser(t *testing.T) {
 		}
 
 		p.do("fix and submit",
-			chromedp.Evaluate[chromedp.Void](`document.querySelector('`+card+` input[name="score"]').value = ""`),
-			chromedp.SendKeys(chromedp.CSS(card+` input[name="score"]`), "4"),
-			chromedp.SetValue(chromedp.CSS(card+` select[name="mood"]`), "2"),
+			chromedp.Click(chromedp.CSS(card+` [data-field="score"] .chip[data-value="4"]`)),
+			chromedp.Click(chromedp.CSS(card+` [data-field="mood"] .chip[data-value="sad"]`)),
 			chromedp.Click(chromedp.CSS(card+` input[name="subscribe"]`)),
 			chromedp.SendKeys(chromedp.CSS(card+` input[name="tags[0]"]`), "fast"),
 			chromedp.Click(chromedp.CSS(card+` .array-actions button`)),
 			chromedp.SendKeys(chromedp.CSS(card+` input[name="tags[1]"]`), "kind"),
-			chromedp.Click(chromedp.CSS(card+` input[name="colors"][value="green"]`)),
+			chromedp.Click(chromedp.CSS(card+` [data-field="colors"] .chip[data-value="green"]`)),
 			chromedp.SendKeys(chromedp.CSS(card+` input[name="address.city"]`), "Paris"),
 			chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
 		p.waitFor("the answered card", `document.querySelector('`+card+`').dataset.state === "answered"`)

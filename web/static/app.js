@@ -90,10 +90,30 @@
     return s ? s[0].toUpperCase() + s.slice(1) : String(key);
   }
 
+  // PLAIN rewords the schema validator's messages, which the model reads
+  // too, for a person: no type names, no keyword jargon.
+  const PLAIN = [
+    [/^must be an integer(?: or [a-z ]+)?, not .*$/i, "Enter a whole number"],
+    [/^must be a number(?: or [a-z ]+)?, not .*$/i, "Enter a number"],
+    [/^must be a string(?: or [a-z ]+)?, not .*$/i, "Enter some text"],
+    [/^must be a boolean(?: or [a-z ]+)?, not .*$/i, "Choose yes or no"],
+    [/^must be an? (?:object|array)(?: or [a-z ]+)?, not .*$/i, "This answer is not in the expected form"],
+    [/^must be one of .*$/i, "Pick one of the options"],
+    [/^must match the pattern .*$/i, "This is not in the expected form"],
+    [/^must be at most (\d+) characters? long.*$/i, "Use at most $1 characters"],
+    [/^must be at least (\d+) characters? long.*$/i, "Use at least $1 characters"],
+    [/^must be at least (-?[\d.]+)$/i, "Enter $1 or more"],
+    [/^must be at most (-?[\d.]+)$/i, "Enter $1 or less"],
+    [/^must have at least (\d+) (?:entry|entries).*$/i, "Give at least $1"],
+    [/^must have at most (\d+) (?:entry|entries).*$/i, "Give at most $1"],
+    [/^this field is required$/i, "This is required"],
+  ];
+
   // sentence capitalises a validator message and ends it with a period.
   function sentence(text) {
     // The validators write for the model too: say "decline" for declined=true.
-    const t = String(text || "").trim().replace(/,? or declined=true/g, ", or decline the card");
+    let t = String(text || "").trim().replace(/,? or declined=true/g, ", or decline the card");
+    for (const [re, plain] of PLAIN) if (re.test(t)) { t = t.replace(re, plain); break; }
     if (!t) return t;
     return t[0].toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? "" : ".");
   }
@@ -928,42 +948,95 @@
   }
 
   // ---- any other kind: a form from its Values schema -----------------------
+  //
+  // The form is drawn from the kind's Values schema and the card's spec.
+  // Descriptions are written for the model and for developers, and titles
+  // name Go types, so neither is shown; what a person reads comes from the
+  // x-ui hints a kind may put in its schema (docs/adding-a-kind.md):
+  //
+  //   on Values:     {"title": heading, "text": [spec pointers shown as text]}
+  //   on a property: {"label", "help", "widget", "labels", "minLabel",
+  //                   "maxLabel", "bind": {keyword: spec pointer},
+  //                   "options": {"from": spec pointer, "value", "label"},
+  //                   "showIf": spec pointer}
+  //
+  // Without hints, a card shows the spec's question (PROMPT_KEYS) and its
+  // lists (the options a person picks from), never its flags or settings.
 
   // The spec keys a generic card shows as its question, first one wins.
   const PROMPT_KEYS = ["question", "prompt", "title", "message", "text"];
+  const MAX_CHIPS = 12; // more enum values than this get a drop-down
+  const MAX_SCALE = 11; // a bounded integer with at most this many values is a row of buttons
+  const HINT_KEYS = new Set(["label", "help", "minLabel", "maxLabel", "labels", "widget"]); // bind targets that are hints, not keywords
 
   function renderGeneric(card, spec, info, body) {
-    if (spec && typeof spec === "object" && !Array.isArray(spec)) {
-      const rest = { ...spec };
-      const key = PROMPT_KEYS.find((k) => typeof rest[k] === "string" && rest[k].trim());
-      if (key) {
-        body.append(h("p", { class: "q-text", text: rest[key] }));
-        delete rest[key];
-      }
-      if (Object.keys(rest).length) body.append(h("div", { class: "spec" }, describe(rest)));
-    }
     const schema = info && info.valuesSchema;
+    card.spec = spec && typeof spec === "object" && !Array.isArray(spec) ? spec : {};
+    const hints = ui(schema);
+    if (typeof hints.title === "string" && hints.title.trim()) card.heading.textContent = hints.title;
+    body.append(...specText(card.spec, schema));
     const root = schema ? field(card, schema, "", null, true, 0) : jsonField(card, "", "Answer (JSON)", true);
     body.append(root.el);
     card.collect = () => {
       const v = root.read();
+      const errs = root.check ? root.check(v) : [];
+      if (errs.length) {
+        const message = "Some fields need attention.";
+        card.showErrors(errs.map(([f, m]) => ({ field: f, message: m })), message);
+        throw new Error(message);
+      }
       return v === undefined ? {} : v;
     };
   }
 
-  // describe renders a spec for a person: keys as labels, lists of flat
-  // objects as "a — Pizza" lines, a flat object on one line.
+  // ui is a schema's x-ui hints, or none.
+  function ui(s) {
+    const x = s && s["x-ui"];
+    return x && typeof x === "object" && !Array.isArray(x) ? x : {};
+  }
+
+  // hinted says whether a kind wrote any x-ui hint: then the spec shows
+  // only what its hints name.
+  const hinted = (schema) => !!schema && JSON.stringify(schema).includes('"x-ui"');
+
+  // pointer resolves a JSON pointer ("/scale/min") in doc.
+  function pointer(doc, ptr) {
+    if (typeof ptr !== "string" || (ptr !== "" && !ptr.startsWith("/"))) return undefined;
+    let v = doc;
+    for (const raw of ptr ? ptr.slice(1).split("/") : []) {
+      if (v === null || typeof v !== "object") return undefined;
+      v = v[raw.replace(/~1/g, "/").replace(/~0/g, "~")];
+    }
+    return v;
+  }
+
+  // specText is what of the spec a person reads.
+  function specText(spec, schema) {
+    const hints = ui(schema);
+    const para = (v) => h("p", { class: "q-text", text: String(v), dir: "auto" });
+    const texty = (v) => (typeof v === "string" && v.trim()) || typeof v === "number";
+    if (Array.isArray(hints.text)) return hints.text.map((p) => pointer(spec, p)).filter(texty).map(para);
+    const out = [];
+    const key = PROMPT_KEYS.find((k) => typeof spec[k] === "string" && spec[k].trim());
+    if (key) out.push(para(spec[key]));
+    if (hinted(schema)) return out;
+    for (const [k, v] of Object.entries(spec)) {
+      if (k === key || !Array.isArray(v) || !v.length) continue;
+      out.push(h("div", { class: "spec" }, h("p", { class: "spec-label", text: humanize(k) }), describe(v)));
+    }
+    return out;
+  }
+
+  // describe renders a list from a spec for a person: flat objects as
+  // "a — Pizza" lines.
   function describe(v) {
     if (v === null || v === undefined) return null;
     if (Array.isArray(v)) {
-      if (v.every(scalar)) return h("span", { text: v.map(show).join(", ") });
-      return h("ul", {}, v.map((x) => h("li", {}, flat(x) ? Object.values(x).map(show).join(" — ") : describe(x))));
+      if (v.every(scalar)) return h("span", { text: v.map(show).join(", "), dir: "auto" });
+      return h("ul", {}, v.map((x) => h("li", { dir: "auto" }, flat(x) ? Object.values(x).map(show).join(" — ") : describe(x))));
     }
-    if (typeof v === "object") {
-      if (flat(v)) return h("span", { text: Object.entries(v).map(([k, x]) => `${humanize(k)}: ${show(x)}`).join(" · ") });
-      return h("dl", {}, Object.entries(v).map(([k, x]) => [h("dt", { text: humanize(k) }), h("dd", {}, describe(x))]));
-    }
-    return h("span", { text: show(v) });
+    if (typeof v === "object") return h("span", { text: Object.values(v).filter(scalar).map(show).join(" — "), dir: "auto" });
+    return h("span", { text: show(v), dir: "auto" });
   }
   const scalar = (x) => x === null || typeof x !== "object";
   const show = (x) => (x === true ? "yes" : x === false ? "no" : String(x));
@@ -982,95 +1055,251 @@
 
   const join = (path, key) => (path ? `${path}.${key}` : String(key));
 
+  // bindSpec fills a schema's x-ui bind from the card's spec: a bound
+  // keyword (minimum, maximum, enum, maxLength…) joins the schema, a bound
+  // hint (minLabel, maxLabel…) its x-ui.
+  function bindSpec(s, spec) {
+    const hints = ui(s);
+    if (!hints.bind || typeof hints.bind !== "object") return s;
+    const out = { ...s, "x-ui": { ...hints } };
+    for (const [k, ptr] of Object.entries(hints.bind)) {
+      const v = pointer(spec, ptr);
+      if (v === undefined || v === null) continue;
+      if (HINT_KEYS.has(k)) out["x-ui"][k] = v;
+      else out[k] = v;
+    }
+    return out;
+  }
+
+  // withOptions turns an x-ui options hint ({from: spec pointer to a list,
+  // value: key, label: key}) into an enum with its labels: the picks come
+  // from the spec.
+  function withOptions(s, spec) {
+    const o = ui(s).options;
+    if (!o || typeof o !== "object") return s;
+    const list = pointer(spec, o.from);
+    if (!Array.isArray(list) || !list.length) return s;
+    const labels = {};
+    const values = [];
+    for (const item of list) {
+      const obj = item && typeof item === "object";
+      const v = obj ? (o.value ? item[o.value] : undefined) : item;
+      if (v === undefined || v === null || typeof v === "object") continue;
+      values.push(v);
+      if (obj && o.label && item[o.label] !== undefined) labels[String(v)] = String(item[o.label]);
+    }
+    if (!values.length) return s;
+    return { ...s, enum: values, "x-ui": { ...ui(s), labels: { ...labels, ...(ui(s).labels || {}) } } };
+  }
+
   // field builds the control(s) for one schema at path and returns
-  // {el, read, focus}; read returns undefined for "nothing entered".
-  function field(card, s, path, name, required, depth) {
+  // {el, read, check, focus}; read returns undefined for "nothing entered",
+  // check(value) the [path, message] pairs of what is wrong with it.
+  function field(card, s0, path, name, required, depth) {
+    const s = withOptions(bindSpec(s0, card.spec), card.spec);
+    const hints = ui(s);
+    if (hints.showIf !== undefined && pointer(card.spec, hints.showIf) !== true) {
+      return { el: null, read: () => undefined, check: () => [], focus() {} };
+    }
     const type = typeOf(s);
-    const label = humanize(name || "value");
+    const label = typeof hints.label === "string" && hints.label.trim() ? hints.label : humanize(name || "value");
     if (type === "object" && s.properties) return objectField(card, s, path, name, label, required, depth);
     if (type === "array") return arrayField(card, s, path, label, required, depth);
-    if (type === "const") return { el: h("span", { hidden: true }), read: () => s.const, focus() {} };
+    if (type === "const") return { el: h("span", { hidden: true }), read: () => s.const, check: () => [], focus() {} };
     if (type === "boolean") return boolField(card, s, path, label);
+    const widget = hints.widget;
+    if (Array.isArray(s.enum) && s.enum.length && widget !== "select" && (s.enum.length <= MAX_CHIPS || widget === "chips")) {
+      return chipsField(card, s, path, label, required, s.enum, false);
+    }
+    if (type === "integer" && widget !== "number") {
+      const lo = Number(s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : NaN));
+      const hi = Number(s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum - 1 : NaN));
+      if (Number.isInteger(lo) && Number.isInteger(hi) && hi >= lo && hi - lo < MAX_SCALE) {
+        const points = [];
+        for (let n = lo; n <= hi; n++) points.push(n);
+        return chipsField(card, s, path, label, required, points, true);
+      }
+    }
     if (["string", "number", "integer"].includes(type)) return scalarField(card, s, type, path, label, required);
     return jsonField(card, path, label + " (JSON)", required, s);
   }
 
+  // help is a field's help text: its x-ui help, never its description.
+  function help(s, id) {
+    const text = ui(s).help;
+    return typeof text === "string" && text.trim() ? h("p", { class: "help", id, text }) : null;
+  }
+
   function labelled(id, label, required, s) {
-    const kids = [h("label", { for: id }, label, required ? requiredMark() : null)];
-    if (s && s.description) kids.push(h("p", { class: "help", id: id + "-help", text: s.description }));
-    return kids;
+    return [h("label", { for: id }, label, required ? requiredMark() : null), s ? help(s, id + "-help") : null];
   }
 
   function register(card, path, slot, focus) {
     card.fields.set(path || "values", { err: slot.err, mark: slot.mark, focus });
   }
 
+  const REQUIRED = "This is required.";
+
+  // chipsField is one pick (or, with multi, any) from values as toggle
+  // buttons; a scale is a row of numbers with words for its ends.
+  function chipsField(card, s, path, label, required, values, scale, multi) {
+    const hints = ui(s);
+    const legendId = uid("lbl");
+    const helpNode = help(s, uid("help"));
+    const names = hints.labels && typeof hints.labels === "object" ? hints.labels : {};
+    const ends = scale ? [hints.minLabel, hints.maxLabel].map((x) => (typeof x === "string" && x.trim() ? x.trim() : "")) : ["", ""];
+    const group = h("div", { class: scale ? "chips scale" : "chips", role: "group", "aria-labelledby": legendId, "aria-describedby": helpNode ? helpNode.id : null });
+    const slot = errorSlot(() => [group]);
+    const chips = values.map((v, i) => {
+      const text = typeof names[String(v)] === "string" ? names[String(v)] : String(v);
+      const end = i === 0 ? ends[0] : i === values.length - 1 ? ends[1] : "";
+      const chip = h("button", { type: "button", class: "chip", "aria-pressed": "false", "data-value": String(v), dir: "auto",
+        "aria-label": end ? `${text}, ${end}` : null }, h("span", { class: "chip-label", text }));
+      chip.addEventListener("click", () => {
+        if (card.state !== "open") return;
+        const on = chip.getAttribute("aria-pressed") !== "true";
+        if (!multi) for (const c of chips) c.setAttribute("aria-pressed", "false");
+        chip.setAttribute("aria-pressed", on ? "true" : "false");
+        slot.mark("");
+      });
+      group.append(chip);
+      return chip;
+    });
+    const endRow = ends[0] || ends[1]
+      ? h("div", { class: "scale-ends", "aria-hidden": "true" }, h("span", { text: ends[0], dir: "auto" }), h("span", { text: ends[1], dir: "auto" }))
+      : null;
+    const focus = () => (chips.find((c) => c.getAttribute("aria-pressed") === "true") || chips[0]).focus();
+    register(card, path, slot, focus);
+    const picked = () => values.filter((_, i) => chips[i].getAttribute("aria-pressed") === "true");
+    const read = () => {
+      const p = picked();
+      if (multi) return p.length || required ? p : undefined;
+      return p.length ? p[0] : undefined;
+    };
+    const check = (v) => {
+      if (required && (v === undefined || (multi && !v.length))) return [[path, multi ? "Pick at least one; this is required." : "Pick one; this is required."]];
+      if (multi && s.minItems && v && v.length < s.minItems) return [[path, `Pick at least ${s.minItems}.`]];
+      if (multi && s.maxItems && v && v.length > s.maxItems) return [[path, `Pick at most ${s.maxItems}.`]];
+      return [];
+    };
+    const el2 = h("fieldset", { class: "field pick", "data-field": path },
+      h("legend", { id: legendId }, label, required ? requiredMark() : null), helpNode,
+      h("p", { class: "sr-only", text: multi ? "Pick any that apply." : "Pick one." }),
+      scale ? h("div", { class: "scale-box" }, group, endRow) : group, slot.err);
+    return { el: el2, read, check, focus };
+  }
+
+  // FORMATS are the inputs for a string's format, and how a value is made
+  // from what the browser's control holds.
+  const FORMATS = {
+    email: { type: "email", autocomplete: "email", inputmode: "email", spellcheck: "false" },
+    uri: { type: "url", inputmode: "url", spellcheck: "false" },
+    "uri-reference": { type: "url", inputmode: "url", spellcheck: "false" },
+    iri: { type: "url", inputmode: "url", spellcheck: "false" },
+    date: { type: "date" },
+    "date-time": { type: "datetime-local", value: (x) => { const d = new Date(x); return Number.isNaN(d.getTime()) ? x : d.toISOString().replace(/\.000Z$/, "Z"); } },
+    time: { type: "time", step: "1", value: (x) => {
+      const t = /^\d\d:\d\d$/.test(x) ? x + ":00" : x;
+      const off = -new Date().getTimezoneOffset();
+      const hh = String(Math.floor(Math.abs(off) / 60)).padStart(2, "0"), mm = String(Math.abs(off) % 60).padStart(2, "0");
+      return `${t}${off >= 0 ? "+" : "-"}${hh}:${mm}`;
+    } },
+  };
+
+  const FORMAT_ERRORS = {
+    email: "Enter an email address, like name@example.com.",
+    url: "Enter a full web address, starting with http or https.",
+  };
+
   function scalarField(card, s, type, path, label, required) {
     const id = uid("f");
     let control;
-    const help = s.description ? id + "-help" : null;
+    const helpNode = help(s, id + "-help");
+    const described = helpNode ? helpNode.id : null;
+    const fmt = type === "string" ? FORMATS[s.format] : null;
     if (Array.isArray(s.enum)) {
-      control = h("select", { id, name: path, "aria-required": required ? "true" : null, "aria-describedby": help },
+      control = h("select", { id, name: path, "aria-required": required ? "true" : null, "aria-describedby": described },
         h("option", { value: "", text: "Choose…" }),
         s.enum.map((v, i) => h("option", { value: String(i), text: String(v) })));
     } else if (type === "string") {
-      const long = (s.maxLength || 0) > 200 || s.format === "textarea";
-      const inputType = { email: "email", uri: "url", date: "date", "date-time": "datetime-local", time: "time" }[s.format] || "text";
+      const long = !fmt && ((s.maxLength || 0) > 200 || ui(s).widget === "textarea");
+      const attrs = { id, name: path, maxlength: s.maxLength, "aria-required": required ? "true" : null, "aria-describedby": described, dir: fmt ? null : "auto" };
       control = long
-        ? h("textarea", { id, name: path, rows: "3", maxlength: s.maxLength, "aria-required": required ? "true" : null, "aria-describedby": help })
-        : h("input", { id, name: path, type: inputType, maxlength: s.maxLength, "aria-required": required ? "true" : null, "aria-describedby": help, autocomplete: "off" });
+        ? h("textarea", { ...attrs, rows: "3" })
+        : h("input", { ...attrs, type: "text", autocomplete: "off", ...(fmt || {}), value: null });
     } else {
-      const min = s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum : undefined);
-      const max = s.maximum ?? (s.exclusiveMaximum !== undefined ? s.exclusiveMaximum : undefined);
-      control = h("input", { id, name: path, type: "number", min, max, step: type === "integer" ? "1" : "any", inputmode: type === "integer" ? "numeric" : "decimal", "aria-required": required ? "true" : null, "aria-describedby": help });
+      control = h("input", { id, name: path, type: "number", min: s.minimum, max: s.maximum, step: type === "integer" ? "1" : "any", inputmode: type === "integer" ? "numeric" : "decimal", "aria-required": required ? "true" : null, "aria-describedby": described });
     }
     const slot = errorSlot(() => [control]);
+    control.addEventListener(control.tagName === "SELECT" ? "change" : "input", () => slot.mark(""));
     register(card, path, slot, () => control.focus());
     const read = () => {
       if (Array.isArray(s.enum)) return control.value === "" ? undefined : s.enum[Number(control.value)];
       if (control.value === "") return undefined;
-      if (type === "string") return control.value;
+      if (type === "string") return fmt && fmt.value ? fmt.value(control.value) : control.value;
       const n = Number(control.value);
       return Number.isFinite(n) ? n : control.value;
     };
-    return { el: h("div", { class: "field" }, labelled(id, label, required, s), control, slot.err), read, focus: () => control.focus() };
+    const check = (v) => {
+      if (control.validity && control.validity.badInput) return [[path, type === "integer" ? "Enter a whole number." : "Enter a number."]];
+      if (v === undefined) return required ? [[path, REQUIRED]] : [];
+      if (type === "string") {
+        if (control.validity && control.validity.typeMismatch) return [[path, FORMAT_ERRORS[control.type] || "This is not in the expected form."]];
+        if (s.minLength && [...v].length < s.minLength) return [[path, s.minLength === 1 ? REQUIRED : `Use at least ${s.minLength} characters.`]];
+        if (s.maxLength && [...v].length > s.maxLength) return [[path, `Use at most ${s.maxLength} characters.`]];
+        return [];
+      }
+      if (typeof v !== "number") return [[path, "Enter a number."]];
+      if (type === "integer" && !Number.isInteger(v)) return [[path, "Enter a whole number."]];
+      if (s.minimum !== undefined && v < s.minimum) return [[path, `Enter ${s.minimum} or more.`]];
+      if (s.maximum !== undefined && v > s.maximum) return [[path, `Enter ${s.maximum} or less.`]];
+      return [];
+    };
+    return { el: h("div", { class: "field", "data-field": path }, labelled(id, label, required, s), control, slot.err), read, check, focus: () => control.focus() };
   }
 
+  // boolField is a switch: on or off, so never missing.
   function boolField(card, s, path, label) {
     const id = uid("f");
-    const box = h("input", { id, name: path, type: "checkbox", "aria-describedby": s.description ? id + "-help" : null });
+    const helpNode = help(s, id + "-help");
+    const box = h("input", { id, name: path, type: "checkbox", role: "switch", class: "switch", "aria-describedby": helpNode ? helpNode.id : null });
     if (s.default === true) box.checked = true;
     const slot = errorSlot(() => [box]);
+    box.addEventListener("change", () => slot.mark(""));
     register(card, path, slot, () => box.focus());
-    const el2 = h("div", { class: "field check" }, h("div", { class: "check-row" }, box, h("label", { for: id, text: label })),
-      s.description ? h("p", { class: "help", id: id + "-help", text: s.description }) : null, slot.err);
-    return { el: el2, read: () => box.checked, focus: () => box.focus() };
+    const el2 = h("div", { class: "field check", "data-field": path }, h("div", { class: "check-row" }, box, h("label", { for: id, text: label })),
+      helpNode, slot.err);
+    return { el: el2, read: () => box.checked, check: () => [], focus: () => box.focus() };
   }
 
   function jsonField(card, path, label, required, s) {
     const id = uid("f");
     const area = h("textarea", { id, name: path, rows: "3", class: "mono", spellcheck: "false", "aria-required": required ? "true" : null });
     const slot = errorSlot(() => [area]);
+    area.addEventListener("input", () => slot.mark(""));
     register(card, path, slot, () => area.focus());
     const read = () => {
       const text = area.value.trim();
       if (!text) return undefined;
       try { return JSON.parse(text); } catch { throw new Error(`${label}: this is not valid JSON.`); }
     };
-    return { el: h("div", { class: "field" }, labelled(id, label, required, s), area, slot.err), read, focus: () => area.focus() };
+    const check = (v) => (required && v === undefined ? [[path, REQUIRED]] : []);
+    return { el: h("div", { class: "field", "data-field": path }, labelled(id, label, required, s), area, slot.err), read, check, focus: () => area.focus() };
   }
 
   function objectField(card, s, path, name, label, required, depth) {
     const req = new Set(Array.isArray(s.required) ? s.required : []);
-    const children = Object.entries(s.properties).map(([key, sub]) => [key, field(card, sub, join(path, key), key, req.has(key), depth + 1)]);
+    const children = Object.entries(s.properties).map(([key, sub]) => [key, field(card, sub, join(path, key), key, req.has(key), depth + 1)])
+      .filter(([, c]) => c.el);
     const slot = errorSlot(() => []);
     const first = () => children.length && children[0][1].focus();
     const wrap = depth === 0
       ? h("div", { class: "fields" }, children.map(([, c]) => c.el), slot.err)
-      : h("fieldset", { class: "group" }, h("legend", {}, label, required ? requiredMark() : null),
-        s.description ? h("p", { class: "help", text: s.description }) : null, children.map(([, c]) => c.el), slot.err);
+      : h("fieldset", { class: "group", "data-field": path }, h("legend", {}, label, required ? requiredMark() : null),
+        help(s, uid("help")), children.map(([, c]) => c.el), slot.err);
     if (depth === 0) {
-      if (req.size) wrap.prepend(h("p", { class: "hint", text: "Fields marked * are required." }));
+      // The mark needs its key only where it tells fields apart.
+      if (children.length > 1 && children.some(([key]) => req.has(key))) wrap.prepend(h("p", { class: "hint", text: "Fields marked * are required." }));
     } else {
       register(card, path, slot, first);
     }
@@ -1082,39 +1311,33 @@
       }
       return Object.keys(out).length || required || depth === 0 ? out : undefined;
     };
-    return { el: wrap, read, focus: first };
+    const check = (v) => {
+      if (v === undefined) return [];
+      return children.flatMap(([key, c]) => c.check(v[key]));
+    };
+    return { el: wrap, read, check, focus: first };
   }
 
   function arrayField(card, s, path, label, required, depth) {
-    const items = s.items && typeof s.items === "object" ? s.items : {};
+    const own = s.items && typeof s.items === "object" ? s.items : {};
+    const items = withOptions(bindSpec(ui(s).options ? { ...own, "x-ui": { ...ui(own), options: ui(s).options } } : own, card.spec), card.spec);
     const itemType = typeOf(items);
-    const helpId = uid("help");
+
+    // A list of enum values: toggle buttons, any number pressed.
+    if (Array.isArray(items.enum) && items.enum.length) {
+      return chipsField(card, { ...items, "x-ui": { ...ui(items), ...ui(s) }, minItems: s.minItems, maxItems: s.maxItems }, path, label, required, items.enum, false, true);
+    }
+
+    const helpNode = help(s, uid("help"));
     const slot = errorSlot(() => [list]);
     const list = h("div", { class: "items" });
     const legend = h("legend", {}, label, required ? requiredMark() : null);
-    const wrap = h("fieldset", { class: "group array" }, legend, s.description ? h("p", { class: "help", id: helpId, text: s.description }) : null);
+    const wrap = h("fieldset", { class: "group array", "data-field": path }, legend, helpNode);
 
-    // A list of enum values: one checkbox each.
-    if (Array.isArray(items.enum)) {
-      const boxes = items.enum.map((v) => {
-        const id = uid("f");
-        const box = h("input", { id, type: "checkbox", name: path, value: String(v) });
-        list.append(h("div", { class: "check-row" }, box, h("label", { for: id, text: String(v) })));
-        return [v, box];
-      });
-      wrap.append(list, slot.err);
-      register(card, path, slot, () => boxes.length && boxes[0][1].focus());
-      const read = () => {
-        const out = boxes.filter(([, b]) => b.checked).map(([v]) => v);
-        return out.length || required ? out : undefined;
-      };
-      return { el: wrap, read, focus: () => boxes.length && boxes[0][1].focus() };
-    }
-
-    // Otherwise repeated rows with Add and Remove.
+    // Repeated rows with Add and Remove.
     const rows = [];
     const noun = humanize(label).toLowerCase();
-    const add = h("button", { type: "button", class: "quiet small", text: `Add ${rows.length ? "another" : "one"}` });
+    const add = h("button", { type: "button", class: "quiet small", text: "Add one" });
     add.setAttribute("aria-label", `Add to ${label}`);
     const renumber = () => {
       rows.forEach((r, i) => {
@@ -1128,7 +1351,7 @@
       const c = field(card, items, `${path}[${i}]`, `${label} ${i + 1}`, false, depth + 1);
       const remove = h("button", { type: "button", class: "quiet small remove", text: "Remove" });
       const row = h("div", { class: "item" }, c.el, remove);
-      const r = { c, el: row, remove, legend: c.el.querySelector && c.el.querySelector("legend") };
+      const r = { c, el: row, remove, legend: c.el && c.el.querySelector && c.el.querySelector("legend") };
       remove.addEventListener("click", () => {
         const at = rows.indexOf(r);
         rows.splice(at, 1);
@@ -1146,15 +1369,23 @@
     for (let i = 0; i < start; i++) addRow();
     wrap.append(list, h("div", { class: "array-actions" }, add), slot.err);
     register(card, path, slot, () => (rows[0] ? rows[0].c.focus() : add.focus()));
+    const filled = (v) => v !== undefined && !(typeof v === "object" && v && !Array.isArray(v) && !Object.keys(v).length);
     const read = () => {
       const out = [];
       for (const r of rows) {
         const v = r.c.read();
-        if (v !== undefined && !(typeof v === "object" && v && !Array.isArray(v) && !Object.keys(v).length)) out.push(v);
+        if (filled(v)) out.push(v);
       }
       return out.length || required ? out : undefined;
     };
-    return { el: wrap, read, focus: () => (rows[0] ? rows[0].c.focus() : add.focus()) };
+    const check = (v) => {
+      const errs = rows.flatMap((r) => { const x = r.c.read(); return filled(x) && r.c.check ? r.c.check(x) : []; });
+      const n = v ? v.length : 0;
+      if (required && !n) errs.push([path, REQUIRED]);
+      else if (n && s.minItems && n < s.minItems) errs.push([path, `Add at least ${s.minItems}.`]);
+      return errs;
+    };
+    return { el: wrap, read, check, focus: () => (rows[0] ? rows[0].c.focus() : add.focus()) };
   }
 
   // ---- write confirmation (tools gated by confirmTools) --------------------
