@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -18,6 +19,7 @@ import (
 	"github.com/kindkit/kindkit/internal/telemetry"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
 
@@ -169,5 +171,24 @@ func TestMetricsAfterCycle(t *testing.T) {
 	}
 	if got := value(done, "kindkit_store_operation_duration_seconds", "operation", "append_messages"); got < 1 {
 		t.Errorf("after the reply: %v appends timed, want some", got)
+	}
+}
+
+// The engine's hot path pays a counter's add, never an allocation: every
+// series is bound before it is used.
+func TestMetricsDoNotAllocate(t *testing.T) {
+	m := telemetry.NewMetrics(prometheus.NewRegistry())
+	m.ToolCall("lookup_order", false) // binds the tool's series, once
+	u := store.Usage{PromptTokens: 10, CompletionTokens: 5}
+	if n := testing.AllocsPerRun(100, func() {
+		m.TurnStarted()
+		m.ModelCall(u, false)
+		m.ToolCall("lookup_order", true)
+		m.Parked()
+		m.ParkResolved(store.ParkResolved)
+		m.Resumed(time.Millisecond)
+		m.TurnFinished(agent.OutcomeReply)
+	}); n != 0 {
+		t.Errorf("%v allocations per turn's worth of metrics, want 0", n)
 	}
 }
