@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/knowledge"
@@ -47,8 +49,17 @@ type Config struct {
 	// Observer, when set, is told every turn event and every park taken,
 	// for the conversation's other followers (the server's fan-out).
 	Observer Observer
-	Clock    clockwork.Clock // default the real clock
-	Logger   *slog.Logger
+	// TracerProvider makes the engine's spans (GenAI conventions: a span
+	// per turn run, model call, tool call and park wait; never message
+	// text or tool arguments). Default otel's global provider, a no-op
+	// unless the program set one.
+	TracerProvider trace.TracerProvider
+	// Metrics is told turns, model calls, tool calls and parks; default
+	// none.
+	Metrics   Metrics
+	AgentName string          // gen_ai.agent.name; default "kindkit"
+	Clock     clockwork.Clock // default the real clock
+	Logger    *slog.Logger
 }
 
 // Engine runs turns and owns every park's life: it parks a turn, shows the
@@ -64,6 +75,12 @@ type Engine struct {
 	log   *slog.Logger
 	clock clockwork.Clock
 	owner string // this engine's name on the leases it holds
+
+	tracer       trace.Tracer
+	metrics      Metrics
+	modelName    string // "" when the model does not say
+	runSpanName  string
+	chatSpanName string
 
 	mu     sync.Mutex
 	parked map[string]*Turn // park id → the parked turn, while a follower holds it
@@ -97,9 +114,24 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = otel.GetTracerProvider()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = nopMetrics{}
+	}
+	if cfg.AgentName == "" {
+		cfg.AgentName = "kindkit"
+	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),
+		tracer: cfg.TracerProvider.Tracer(tracerName), metrics: cfg.Metrics,
+		runSpanName: "invoke_agent " + cfg.AgentName, chatSpanName: "chat",
 		parked: map[string]*Turn{}, leased: map[string]*Turn{},
 		stop: make(chan struct{}), loopDone: make(chan struct{})}
+	if m, ok := cfg.Model.(NamedModel); ok && m.ModelName() != "" {
+		e.modelName = m.ModelName()
+		e.chatSpanName = "chat " + e.modelName
+	}
 	go e.loop()
 	return e, nil
 }
@@ -325,9 +357,13 @@ func (e *Engine) Resolve(ctx context.Context, f Follower, sess *store.Session, p
 }
 
 func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result, ack func()) (bool, error) {
+	answered := time.Now()
 	t, err := e.resolve(ctx, f, sess, p, state, r)
 	if t == nil || err != nil {
 		return false, err
+	}
+	if state == store.ParkResolved {
+		t.answeredAt = answered // an answer, not a deadline or a drain
 	}
 	if ack != nil {
 		ack()
@@ -368,6 +404,7 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 	if err != nil || !ok {
 		return nil, err
 	}
+	e.parkEnded(p, state)
 	e.parkTaken(p.ConversationID, p.ID)
 	old := e.unpark(p.ID)
 	var owner Follower
@@ -407,11 +444,12 @@ func (e *Engine) Cancel(ctx context.Context, t *Turn) {
 		// Cleared here, not by the turn, so a submit racing the cancel
 		// deterministically finds nothing.
 		e.claimParked(id)
-		_, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled})
+		taken, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled})
 		if err != nil {
 			e.log.Error("cancel park", "interactionId", id, "err", err)
 		}
 		if ok {
+			e.parkEnded(taken, store.ParkCancelled)
 			e.parkTaken(t.session.ConversationID, id)
 		}
 	}
@@ -432,10 +470,12 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
+	e.parkEnded(p, store.ParkCancelled)
 	e.parkTaken(p.ConversationID, p.ID)
 	if t := e.unpark(p.ID); t != nil {
 		t.markCancelled(true)
 	} else {
+		e.metrics.TurnFinished(OutcomeCancelled)
 		// Shown by nobody here: its follower elsewhere, if any, hears it
 		// through the observer.
 		e.observe(p.ConversationID, nil, Event{Kind: EventCancelled, RequestID: p.Turn.RequestID, After: p.ID})

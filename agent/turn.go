@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/store"
@@ -45,6 +46,14 @@ type Turn struct {
 
 	first *Event // what a resume shows first: the answer's tool result
 	after string // the park this run of the turn resumed from; "" in its first run
+
+	answeredAt time.Time // when the answer this run resumes with came; zero when none
+
+	// Telemetry of the current run, touched only by its goroutine.
+	span       trace.Span // the run's
+	toolSpan   trace.Span // the tool call's that runs, nil between calls
+	toolFailed bool       // the running tool call's result is an error
+	outcome    string     // how the run ended: OutcomeReply, OutcomeFailed, "parked"; "" when stopped
 
 	// Read from the store once per run of the turn, then kept up to date
 	// by the turn itself: the conversation (capabilities are read at the
@@ -104,6 +113,7 @@ func (t *Turn) RaisedBy() string {
 // Start stores the person's message, looks up the knowledge for it, and
 // runs the turn.
 func (t *Turn) Start(text string) {
+	t.eng.metrics.TurnStarted()
 	t.goRun(func() {
 		t.state.Citations = t.eng.cite(text)
 		msg := &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
@@ -123,6 +133,8 @@ func (t *Turn) goRun(fn func()) {
 	go func() {
 		defer t.eng.turns.Done()
 		defer t.end()
+		t.startRun()
+		defer t.endRun()
 		defer func() {
 			if r := recover(); r != nil {
 				t.eng.log.Error("turn panicked", "requestId", t.requestID, "panic", r)
@@ -136,6 +148,9 @@ func (t *Turn) goRun(fn func()) {
 // resumed is the run of a turn an answer resumed: the answer's chunk, then
 // the loop.
 func (t *Turn) resumed() {
+	if !t.answeredAt.IsZero() {
+		t.eng.metrics.Resumed(time.Since(t.answeredAt))
+	}
 	if t.first != nil {
 		t.emit(*t.first)
 	}
@@ -232,6 +247,13 @@ func (t *Turn) tell(ev Event, last bool) {
 	if t.cancelled.Load() {
 		return
 	}
+	if last {
+		t.outcome = OutcomeFailed
+		if ev.Kind == EventReply {
+			t.outcome = OutcomeReply
+		}
+		t.eng.metrics.TurnFinished(t.outcome)
+	}
 	switch {
 	case t.follower == nil:
 	case last:
@@ -251,6 +273,7 @@ func (t *Turn) markCancelled(tellFollower bool) {
 	if t.cancelled.Swap(true) {
 		return
 	}
+	t.eng.metrics.TurnFinished(OutcomeCancelled)
 	ev := Event{Kind: EventCancelled, RequestID: t.requestID, After: t.after}
 	if id, _ := t.Parked(); id != "" {
 		ev.After = id
@@ -352,7 +375,8 @@ func (t *Turn) run() {
 			t.fail(err)
 			return
 		}
-		resp, err := e.cfg.Model.Respond(t.ctx, ModelRequest{
+		mctx, mspan := t.startModel()
+		resp, err := e.cfg.Model.Respond(mctx, ModelRequest{
 			ConversationID: conv.ID, Position: conv.ModelPos, History: history, Tools: t.tools(conv),
 			Knowledge: e.documents(t.state.Citations),
 		}, func(text string) {
@@ -360,6 +384,8 @@ func (t *Turn) run() {
 				t.emit(Event{Kind: EventText, Text: text})
 			}
 		})
+		endModel(mspan, resp.Usage, err)
+		e.metrics.ModelCall(resp.Usage, err != nil)
 		if t.ctx.Err() != nil {
 			return
 		}
@@ -499,9 +525,22 @@ func (t *Turn) tools(conv *store.Conversation) []Tool {
 	return tools
 }
 
-// runTool runs one tool call: it emits the call chunk and the result chunk
-// and stores the result, or parks the turn.
+// runTool runs one tool call under its span: it emits the call chunk and
+// the result chunk and stores the result, or parks the turn.
 func (t *Turn) runTool(call store.ToolCall) (parked bool, err error) {
+	t.startTool(call)
+	t.toolFailed = false
+	parked, err = t.runToolCall(call)
+	failed := err != nil || t.toolFailed
+	t.endTool(parked, failed)
+	t.eng.metrics.ToolCall(t.eng.toolLabel(call.Name), failed)
+	if parked && err == nil {
+		t.outcome = "parked"
+	}
+	return parked, err
+}
+
+func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 	e := t.eng
 	if k, ok := e.cfg.Catalog.ByTool(call.Name); ok {
 		return t.raise(k, call)
@@ -568,6 +607,7 @@ func (t *Turn) answer(call store.ToolCall, r Result) error {
 	if err := t.save(store.Step{Messages: []*store.Message{msg}}); err != nil {
 		return err
 	}
+	t.toolFailed = r.IsError
 	t.emit(Event{Kind: EventToolResult, Call: call, Text: r.Text, IsError: r.IsError})
 	return nil
 }
@@ -610,6 +650,10 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	p.State = store.ParkPending
 	p.Turn = t.state
 	p.Turn.Pending = slices.Clone(t.state.Pending)
+	p.Turn.Trace, p.Turn.ParkedAt = "", time.Time{}
+	if sc := trace.SpanContextFromContext(t.spanCtx()); sc.IsValid() {
+		p.Turn.Trace, p.Turn.ParkedAt = traceParent(sc), time.Now()
+	}
 	// The newest raise wins: the store drops an older park of the
 	// conversation, and its turn lets go of its follower. An owed turn
 	// stops being owed in the same write.
@@ -624,7 +668,9 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	e.metrics.Parked()
 	if replaced != "" {
+		e.metrics.ParkResolved(store.ParkReplaced)
 		e.claimParked(replaced)
 		e.parkTaken(p.ConversationID, replaced)
 	}
@@ -654,7 +700,9 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	case ParkGone:
 		// Cancelled while parking: the park must not outlive the turn.
 		e.unpark(p.ID)
-		st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled})
+		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled}); ok {
+			e.parkEnded(p, store.ParkCancelled)
+		}
 		return true, nil
 	}
 	// Draining: the park waits in the store for the next process, or,
@@ -670,6 +718,7 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	if err != nil || !ok {
 		return true, err
 	}
+	e.parkEnded(taken, store.ParkExpired)
 	t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
 	return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
@@ -79,6 +80,10 @@ type Config struct {
 	// MaxConnections bounds the open sockets (default 10000); an upgrade
 	// over it gets 503.
 	MaxConnections int
+	// TracerProvider and Metrics go to the turn engine: see agent.Config.
+	// Open connections are counted by Connections.
+	TracerProvider trace.TracerProvider
+	Metrics        agent.Metrics
 	Logger         *slog.Logger
 }
 
@@ -152,7 +157,8 @@ func New(cfg Config) (*Server, error) {
 	s.hub = newHub(s, bus)
 	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
 		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
-		KeepParksOnDrain: cfg.KeepParksOnDrain, Observer: s.hub, Clock: cfg.Clock, Logger: cfg.Logger})
+		KeepParksOnDrain: cfg.KeepParksOnDrain, Observer: s.hub, Clock: cfg.Clock, Logger: cfg.Logger,
+		TracerProvider: cfg.TracerProvider, Metrics: cfg.Metrics, AgentName: cfg.AgentName})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -242,6 +248,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 	c.serve(r.Context())
+}
+
+// Connections is the number of open sockets.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
 }
 
 // FanOutReady waits until the server hears the notes of the other

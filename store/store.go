@@ -194,6 +194,12 @@ type TurnState struct {
 	// AskedBy is, per kind, the host tool call whose Ask went the
 	// conversational way: submit_interaction of that kind answers it.
 	AskedBy map[string]ToolCall `json:"askedBy,omitempty"`
+	// Trace is the W3C traceparent of the span of the tool call that
+	// parked the turn last, and ParkedAt when it parked: the run an answer
+	// resumes links to that span, and the park's wait span starts then,
+	// on whichever process resumes it. Empty when tracing is off.
+	Trace    string    `json:"trace,omitempty"`
+	ParkedAt time.Time `json:"parkedAt,omitzero"`
 }
 
 // Stash keeps the spec of a kind raised on the conversational path, for

@@ -71,7 +71,14 @@ type Model struct {
 	maxDelay   time.Duration // the cap of every retry delay
 }
 
-var _ agent.Model = (*Model)(nil)
+var (
+	_ agent.Model      = (*Model)(nil)
+	_ agent.NamedModel = (*Model)(nil)
+)
+
+// ModelName is the model Config.Model named, for traces
+// (gen_ai.request.model).
+func (m *Model) ModelName() string { return m.model }
 
 // New checks cfg and returns a Model. It makes no request.
 func New(cfg Config) (*Model, error) {

@@ -16,12 +16,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/mcp"
 	"github.com/kindkit/kindkit/agent/openai"
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/internal/debugstats"
+	"github.com/kindkit/kindkit/internal/telemetry"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/knowledge"
@@ -90,6 +95,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return err
 	})
+	serveMetrics := fs.Bool("metrics", true, "serve Prometheus metrics at /metrics on -addr; like /healthz it asks for no auth, so keep it off a public listener's path (a proxy rule) or turn it off")
 	verbose := fs.Bool("v", false, "log debug messages")
 	debugAddr := fs.String("debug-addr", "", "serve /debug/stats (memory and goroutine counts, for kindload) and /debug/pprof/ on a second listener at `ADDR`, never on -addr; they ask for no auth, so keep ADDR private (e.g. 127.0.0.1:6060); empty: off")
 	if err := fs.Parse(args); err != nil {
@@ -117,6 +123,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("load kinds", "err", err)
 		return 1
 	}
+	tracer, stopTracing, err := telemetry.Tracing(ctx, os.Getenv)
+	if err != nil {
+		log.Error("tracing", "err", err)
+		return 2
+	}
+	tracing, _ := telemetry.TracingWanted(os.Getenv)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("flush traces", "err", err)
+		}
+	}()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := telemetry.NewMetrics(reg)
 	store, closeStore, err := openStore(ctx, *storeDSN, *retention)
 	if err != nil {
 		log.Error("open store", "store", redact(*storeDSN), "err", err)
@@ -135,8 +157,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns,
 		ClientFrameRate: *clientFrameRate, ClientFrameBurst: *clientFrameBurst, ConversationRate: *convRate, ConversationBurst: *convBurst, IdleTimeout: *idleTimeout,
-		AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: store, Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
-		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret)}
+		AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: metrics.Store(store), Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
+		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret), TracerProvider: tracer, Metrics: metrics}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"
 	}
@@ -197,6 +219,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("start", "err", err)
 		return 1
 	}
+	metrics.WatchConnections(srv.Connections)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		srv.Close()
@@ -217,12 +240,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		debug = &http.Server{Handler: debugMux(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { served <- debug.Serve(dln) }()
 	}
-	log.Info("serving", "store", redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout)
+	log.Info("serving", "store", redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout, "metrics", *serveMetrics, "tracing", tracing)
 	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws (chat page: http://%s/)\n", ln.Addr(), ln.Addr())
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
 	mux.Handle("/healthz", srv)
 	mux.Handle("/readyz", srv)
+	if *serveMetrics {
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	}
 	mux.Handle("/", web.Handler(catalog))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { served <- hs.Serve(ln) }()

@@ -150,7 +150,8 @@ func serve(t *testing.T, args ...string) (base, stdout string) {
 // The chat page, /kinds, /healthz and /ws are served on one port.
 func TestRoutes(t *testing.T) {
 	base, _ := serve(t, "-store", "memory")
-	for path, want := range map[string]string{"": "<html", "kinds": `"toolName":"request_choices"`, "healthz": "ok"} {
+	for path, want := range map[string]string{"": "<html", "kinds": `"toolName":"request_choices"`, "healthz": "ok",
+		"metrics": "kindkit_connections_open 0"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
@@ -160,6 +161,20 @@ func TestRoutes(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("GET /%s: %d, body lacks %q", path, resp.StatusCode, want)
 		}
+	}
+}
+
+// -metrics=false takes /metrics off the main address.
+func TestMetricsOff(t *testing.T) {
+	base, _ := serve(t, "-store", "memory", "-metrics=false")
+	resp, err := http.Get(base + "metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), "kindkit_") {
+		t.Errorf("GET /metrics with -metrics=false: %d, %.80s", resp.StatusCode, body)
 	}
 }
 
