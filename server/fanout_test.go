@@ -26,7 +26,13 @@ func tabs(t *testing.T, a, b *client, supports string) (sidA, sidB, conv string)
 	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"` + extra + `}`)
 	ack := a.Expect("immediate_response")[0]
 	sidA, conv = path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
-	return sidA, resumeConversation(b, conv, supports), conv
+	sidB = resumeConversation(b, conv, supports)
+	// The pong comes after b's join is done (its reader handles one frame
+	// at a time), so what a does next reaches b live, never through a
+	// card re-sent as b joins.
+	b.Send(`{"action":"ping","requestId":"joined"}`)
+	b.Expect("pong")
+	return sidA, sidB, conv
 }
 
 // watched reads a watching tab's events of turn id until its terminal
