@@ -26,6 +26,7 @@ const (
 	msgNoAnswers     = "provide an answer for each question, or declined=true"
 	// kindkit's own: the reference drops these answers silently.
 	msgNotAsked      = "no question has the header '%s'"
+	msgNoHeader      = "each answer needs the 'header' of its question"
 	msgAnsweredTwice = "this question is answered twice"
 )
 
@@ -160,6 +161,8 @@ func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesVa
 	seen := map[string]bool{}
 	for _, a := range answers {
 		switch {
+		case a.Header == "":
+			add("answers", msgNoHeader)
 		case !asked[a.Header]:
 			add(a.Header, fmt.Sprintf(msgNotAsked, a.Header))
 		case seen[a.Header]:

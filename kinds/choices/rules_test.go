@@ -233,6 +233,10 @@ func TestValidate(t *testing.T) {
 			values: `{"answers":[{"header":"Colour","options":["Red"]},{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales"]}]}`,
 			errs:   []kindkit.FieldError{fe("Colour", "no question has the header 'Colour'")},
 		},
+		"an answer with a blank header": {
+			values: `{"answers":[{"header":" ","options":["Pro"]},{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales"]}]}`,
+			errs:   []kindkit.FieldError{fe("answers", "each answer needs the 'header' of its question")},
+		},
 		"a question answered twice": {
 			values: `{"answers":[{"header":"Plan","options":["Basic"]},{"header":"Plan","options":["Nope"]},{"header":"Topics","options":["Sales"]}]}`,
 			errs:   []kindkit.FieldError{fe("Plan", "this question is answered twice")},
