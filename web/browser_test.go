@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -125,7 +126,14 @@ func newPage(t *testing.T, browser context.Context) *page {
 	ctx, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tgt, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: catchErrors})
+		if _, err := cdp.Call(ctx, tgt, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: catchErrors}); err != nil {
+			return err
+		}
+		// The log scrolls smoothly, which can move a control away from
+		// under a click in flight (it did, once in CI); the page honours
+		// reduced motion, so the tests ask for it.
+		_, err := cdp.Call(ctx, tgt, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}}})
 		return err
 	}))
 	if err != nil {
