@@ -143,8 +143,8 @@ func (in *inliner) inline(node any, ptr string, refs []string) (any, error) {
 	return node, nil
 }
 
-// pointer follows a JSON pointer (already checked to resolve) in a tree
-// decodeOrdered made.
+// pointer follows a JSON pointer in a tree decodeOrdered made, or in one
+// encoding/json made (objects as maps).
 func pointer(root any, ptr string) (any, bool) {
 	cur := root
 	if ptr == "" {
@@ -155,6 +155,12 @@ func pointer(root any, ptr string) (any, bool) {
 		switch c := cur.(type) {
 		case *object:
 			v, ok := c.get(tok)
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case map[string]any:
+			v, ok := c[tok]
 			if !ok {
 				return nil, false
 			}

@@ -169,32 +169,15 @@ func checkRefs(doc map[string]any, ptr string, v any) *refError {
 
 // lookup resolves a local reference such as #/$defs/Spec.
 func lookup(doc map[string]any, ref string) (map[string]any, bool) {
-	if !strings.HasPrefix(ref, "#") {
+	ptr, ok := strings.CutPrefix(ref, "#")
+	if !ok || (ptr != "" && !strings.HasPrefix(ptr, "/")) {
 		return nil, false
 	}
-	var cur any = doc
-	ptr := strings.TrimPrefix(ref, "#")
-	if ptr != "" {
-		if !strings.HasPrefix(ptr, "/") {
-			return nil, false
-		}
-		for _, tok := range strings.Split(ptr[1:], "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			switch c := cur.(type) {
-			case map[string]any:
-				cur = c[tok]
-			case []any:
-				i, err := strconv.Atoi(tok)
-				if err != nil || i < 0 || i >= len(c) {
-					return nil, false
-				}
-				cur = c[i]
-			default:
-				return nil, false
-			}
-		}
+	v, ok := pointer(doc, ptr)
+	if !ok {
+		return nil, false
 	}
-	m, ok := cur.(map[string]any)
+	m, ok := v.(map[string]any)
 	return m, ok
 }
 
