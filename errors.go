@@ -195,3 +195,15 @@ func Path(location []string) string {
 	}
 	return b.String()
 }
+
+// SchemaFieldErrors turns the error of a validation against a schema of a
+// kind's own (github.com/santhosh-tekuri/jsonschema/v6), such as the
+// requested schema an elicitation carries in its spec, into field errors
+// named by DefaultErrorField.
+func SchemaFieldErrors(err error) []FieldError {
+	var errs []FieldError
+	schemaErrors(err, func(loc []string, msg string) {
+		errs = append(errs, FieldError{Field: DefaultErrorField(loc), Message: msg})
+	})
+	return errs
+}

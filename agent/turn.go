@@ -512,8 +512,10 @@ func (t *Turn) tools(conv *store.Conversation) []Tool {
 	var fallback []string
 	for _, k := range t.eng.cfg.Catalog.Kinds() {
 		d := k.Descriptor()
-		tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
-		if !supported(conv, d.Capability) {
+		if d.ToolName != "" {
+			tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
+		}
+		if !supported(conv, d.Capability) && (d.ToolName != "" || t.state.AskedBy[d.Name].ID != "") {
 			fallback = append(fallback, d.Name)
 		}
 	}
