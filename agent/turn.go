@@ -587,11 +587,12 @@ func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 // runHost runs a host tool's call with the turn's context (cancel stops
 // it) and a's Asks.
 func (t *Turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
-	info := CallInfo{ConversationID: t.session.ConversationID, SessionID: t.session.ID, CallID: call.ID}
+	info := CallInfo{ConversationID: t.session.ConversationID, SessionID: t.session.ID, CallID: call.ID, Asked: len(a.answers)}
 	if conv, err := t.conversation(); err == nil {
 		info.Principal = conv.Owner
 	}
-	return runHost(kindkit.WithAsker(t.ctx, a), ht, info, call.Arguments)
+	ctx := context.WithValue(kindkit.WithAsker(t.ctx, a), liveKey{}, a)
+	return runHost(ctx, ht, info, call.Arguments)
 }
 
 func (t *Turn) gated(name string) bool {
