@@ -14,9 +14,9 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/elicit"
-	"github.com/kindkit/kindkit/gen/choices"
-	"github.com/kindkit/kindkit/gen/identityintake"
-	"github.com/kindkit/kindkit/gen/rating"
+	choicesgen "github.com/kindkit/kindkit/gen/choices"
+	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	ratinggen "github.com/kindkit/kindkit/gen/rating"
 	"github.com/kindkit/kindkit/kinds"
 )
 
@@ -324,4 +324,31 @@ func TestQuestionInputRequests(t *testing.T) {
 	if diff := cmp.Diff(want, p.messages()); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
+}
+
+func kindsForFuzz() (kindkit.Kind, error) {
+	c, err := kinds.All()
+	if err != nil {
+		return nil, err
+	}
+	k, _ := c.Kind("choices")
+	return k, nil
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func mustRaise(t testing.TB, k kindkit.Kind, spec any) json.RawMessage {
+	t.Helper()
+	r, err := k.ParseRaise(mustJSON(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Spec.JSON
 }

@@ -64,7 +64,8 @@ type group struct {
 //   - showIf (a pointer): the property is asked only when the spec holds true
 //     there.
 //   - options ({from, value, label}): the picks, from a spec list, as a
-//     titled enum.
+//     titled enum: each element's value and label properties, or the
+//     element itself when it is a string.
 //   - multiIf (a pointer): an array is asked as several picks only when the
 //     spec holds true there, else as one.
 //
@@ -242,14 +243,9 @@ func leaf(node, base any) (p *object, single, shown bool, err error) {
 	if opts := ui.obj("options"); opts != nil {
 		var entries []any
 		for i, e := range specList(base, opts.str("from")) {
-			el, _ := e.(*object)
-			c := el.str(opts.str("value"))
+			c, title := optionOf(e, opts.str("value"), opts.str("label"))
 			if c == "" {
 				return nil, false, false, fmt.Errorf("the spec's %s/%d has no %q to offer", opts.str("from"), i, opts.str("value"))
-			}
-			title := el.str(opts.str("label"))
-			if title == "" {
-				title = c
 			}
 			entry := &object{}
 			entry.set("const", c)
@@ -277,6 +273,20 @@ func leaf(node, base any) (p *object, single, shown bool, err error) {
 		p.set("description", describeEnds(p, labels))
 	}
 	return p, single, true, nil
+}
+
+// optionOf reads one option of a spec list: the value and label properties
+// of an object, or a string itself.
+func optionOf(e any, value, label string) (string, string) {
+	if s, ok := e.(string); ok {
+		return s, s
+	}
+	el, _ := e.(*object)
+	c, title := el.str(value), el.str(label)
+	if title == "" {
+		title = c
+	}
+	return c, title
 }
 
 // asOnePick turns a multi-select array into the single-select string of the
