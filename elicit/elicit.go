@@ -34,6 +34,9 @@ type Options struct {
 	// Attempts is how many times to ask in all, the first time included,
 	// while the answers are invalid; 0 means DefaultAttempts.
 	Attempts int
+	// ID names the question among the input requests of one tool call
+	// (Ask on MCP 2026-07-28); "" means the kind's name.
+	ID string
 }
 
 // InvalidError is the error of answers that were still invalid after the

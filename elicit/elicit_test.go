@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -351,4 +352,100 @@ func mustRaise(t testing.TB, k kindkit.Kind, spec any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return r.Spec.JSON
+}
+
+// Ask in a tool handler asks the way the session takes it: by
+// elicitation/create on MCP 2025-11-25, by the result's input requests on
+// 2026-07-28 (the handler runs again with the answer). Either way an invalid
+// answer is asked again with the kind's errors, and two questions asked in
+// turn both reach the handler.
+func TestAskInTool(t *testing.T) {
+	for version, wantRuns := range map[string]int{oldProtocol: 1, "2026-07-28": 4} {
+		t.Run(version, func(t *testing.T) {
+			ctx := context.Background()
+			p := &person{answers: []*mcp.ElicitResult{
+				accept(map[string]any{"email": "ann@localhost"}),
+				accept(map[string]any{"email": "ann@example.com"}),
+				accept(map[string]any{"score": 5}),
+			}}
+			idk, rk := kind(t, "identity_intake"), kind(t, "rating")
+			server := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil)
+			var runs int
+			server.AddTool(&mcp.Tool{Name: "quote", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				runs++
+				contact, ask, err := elicit.Ask[identityintakegen.IdentityIntakeValues](ctx, req, idk, identitySpec, "to send you the quote", nil)
+				if ask != nil || err != nil {
+					return ask, err
+				}
+				r, ask, err := elicit.Ask[ratinggen.RatingValues](ctx, req, rk, &ratinggen.RatingSpec{Question: "Rate us", Scale: ratinggen.RatingScale{Min: 1, Max: 5}}, "", nil)
+				if ask != nil || err != nil {
+					return ask, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s rated %d", *contact.Email, r.Score)}}}, nil
+			})
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := server.Connect(ctx, st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v0.0.1"}, &mcp.ClientOptions{ElicitationHandler: p.handle}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { cs.Close(); ss.Wait() }()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quote"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "ann@example.com rated 5" {
+				t.Errorf("result %+v", res.Content)
+			}
+			want := []string{"to send you the quote", "to send you the quote\n\nPlease check your answer: email: must be a valid email address.", "Rate us"}
+			if diff := cmp.Diff(want, p.messages()); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+			if runs != wantRuns {
+				t.Errorf("the handler ran %d times, want %d", runs, wantRuns)
+			}
+		})
+	}
+}
+
+// On 2026-07-28 too, invalid answers are asked Attempts times in all.
+func TestAskAttempts(t *testing.T) {
+	ctx := context.Background()
+	bad := accept(map[string]any{"email": "nope"})
+	p := &person{answers: []*mcp.ElicitResult{bad, bad, bad}}
+	k := kind(t, "identity_intake")
+	server := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil)
+	var askErr error
+	server.AddTool(&mcp.Tool{Name: "quote", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, ask, err := elicit.Ask[identityintakegen.IdentityIntakeValues](ctx, req, k, identitySpec, "", &elicit.Options{Attempts: 2})
+		if err != nil {
+			askErr = err
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+		}
+		return ask, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v0.0.1"}, &mcp.ClientOptions{ElicitationHandler: p.handle}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quote"})
+	if err != nil || !res.IsError {
+		t.Fatalf("result %+v, %v; want the tool's error", res, err)
+	}
+	var invalid *elicit.InvalidError
+	if !errors.As(askErr, &invalid) || invalid.Attempts != 2 {
+		t.Errorf("error %v, want an InvalidError after 2 attempts", askErr)
+	}
+	if n := len(p.messages()); n != 2 {
+		t.Errorf("asked %d times, want 2", n)
+	}
 }
