@@ -15,9 +15,9 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/elicit"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
-	ratinggen "github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/rating"
 	"github.com/kindkit/kindkit/kinds"
 )
 
