@@ -97,82 +97,17 @@ func NewForm(template string, spec json.RawMessage) (*Form, error) {
 		}
 	}
 
-	names := props.keys
-	required := map[string]bool{}
-	for _, r := range list(root, "required") {
-		if name, ok := r.(string); ok {
-			required[name] = true
-		}
-	}
-	titles := map[string]string{}
-	if fh := ui.obj("fields"); fh != nil {
-		names, required = nil, map[string]bool{}
-		for _, e := range specList(s, fh.str("from")) {
-			el, _ := e.(*object)
-			name := el.str(fh.str("key"))
-			if _, ok := props.get(name); !ok || slices.Contains(names, name) {
-				continue
-			}
-			names = append(names, name)
-			if v, _ := el.get(fh.str("required")); v == true {
-				required[name] = true
-			}
-			if l := strings.TrimSpace(el.str(fh.str("label"))); l != "" {
-				titles[name] = l
-			}
-		}
-	}
-
-	out := &object{}
-	out.set("type", "object")
-	outProps := &object{}
-	var req []any
-	add := func(name string, p *object, fl field, isRequired bool) error {
-		if _, dup := f.fields[name]; dup {
-			return fmt.Errorf("the form would have two fields named %q", name)
-		}
-		f.fields[name] = fl
-		outProps.set(name, p)
-		if isRequired {
-			req = append(req, name)
-		}
-		return nil
-	}
+	names, required, titles := asked(root, props, s)
+	b := &builder{f: f, props: &object{}}
 	for _, name := range names {
 		node := props.obj(name)
 		if node == nil {
 			return nil, fmt.Errorf("read the elicitation template: property %q is not an object", name)
 		}
 		if each := node.obj("x-ui").obj("each"); each != nil {
-			g := group{key: each.str("key")}
-			gi := len(f.groups)
-			subReq := list(node, "required")
-			sub := node.obj("properties")
-			if sub == nil {
-				return nil, fmt.Errorf("read the elicitation template: group %q has no properties", name)
+			if err := b.group(name, node, each, s); err != nil {
+				return nil, err
 			}
-			for i, e := range specList(s, each.str("from")) {
-				el, _ := e.(*object)
-				k := el.str(g.key)
-				if k == "" {
-					return nil, fmt.Errorf("the spec's %s/%d has no %q to name its fields by", each.str("from"), i, g.key)
-				}
-				g.keys = append(g.keys, k)
-				for _, sn := range sub.keys {
-					p, single, shown, err := leaf(sub.obj(sn), el)
-					if err != nil {
-						return nil, fmt.Errorf("%s %s: %w", k, sn, err)
-					}
-					if !shown {
-						continue
-					}
-					if err := add(k+"."+sn, p, field{prop: sn, group: gi, elem: i, single: single}, slices.Contains(subReq, any(sn))); err != nil {
-						return nil, err
-					}
-				}
-			}
-			f.groups = append(f.groups, g)
-			f.props = append(f.props, valuesProp{name: name, group: gi})
 			continue
 		}
 		p, single, shown, err := leaf(node, s)
@@ -185,14 +120,16 @@ func NewForm(template string, spec json.RawMessage) (*Form, error) {
 		if t, ok := titles[name]; ok {
 			p.set("title", t)
 		}
-		if err := add(name, p, field{prop: name, group: -1, single: single}, required[name]); err != nil {
+		if err := b.add(name, p, field{prop: name, group: -1, single: single}, required[name]); err != nil {
 			return nil, err
 		}
 		f.props = append(f.props, valuesProp{name: name, group: -1})
 	}
-	out.set("properties", outProps)
-	if len(req) > 0 {
-		out.set("required", req)
+	out := &object{}
+	out.set("type", "object")
+	out.set("properties", b.props)
+	if len(b.required) > 0 {
+		out.set("required", b.required)
 	}
 	if f.Schema, err = json.Marshal(out); err != nil {
 		return nil, err
@@ -201,6 +138,90 @@ func NewForm(template string, spec json.RawMessage) (*Form, error) {
 		return nil, fmt.Errorf("the form drawn from this spec breaks MCP's rules for a requested schema: %w", err)
 	}
 	return f, nil
+}
+
+// asked lists the template's top-level properties the form asks, which are
+// required, and the titles the spec gives them: all of them, as the
+// template says, or those a fields hint picks from a spec list.
+func asked(root, props *object, spec any) (names []string, required map[string]bool, titles map[string]string) {
+	required, titles = map[string]bool{}, map[string]string{}
+	fh := root.obj("x-ui").obj("fields")
+	if fh == nil {
+		for _, r := range list(root, "required") {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+		return props.keys, required, titles
+	}
+	for _, e := range specList(spec, fh.str("from")) {
+		el, _ := e.(*object)
+		name := el.str(fh.str("key"))
+		if _, ok := props.get(name); !ok || slices.Contains(names, name) {
+			continue
+		}
+		names = append(names, name)
+		if v, _ := el.get(fh.str("required")); v == true {
+			required[name] = true
+		}
+		if l := strings.TrimSpace(el.str(fh.str("label"))); l != "" {
+			titles[name] = l
+		}
+	}
+	return names, required, titles
+}
+
+// builder collects a form's properties in order.
+type builder struct {
+	f        *Form
+	props    *object
+	required []any
+}
+
+func (b *builder) add(name string, p *object, fl field, required bool) error {
+	if _, dup := b.f.fields[name]; dup {
+		return fmt.Errorf("the form would have two fields named %q", name)
+	}
+	b.f.fields[name] = fl
+	b.props.set(name, p)
+	if required {
+		b.required = append(b.required, name)
+	}
+	return nil
+}
+
+// group adds the fields of an each hint's Values property name: its items'
+// properties, once per element of the spec list, as "<key>.<property>".
+func (b *builder) group(name string, node, each *object, spec any) error {
+	g := group{key: each.str("key")}
+	gi := len(b.f.groups)
+	sub := node.obj("properties")
+	if sub == nil {
+		return fmt.Errorf("read the elicitation template: group %q has no properties", name)
+	}
+	for i, e := range specList(spec, each.str("from")) {
+		el, _ := e.(*object)
+		k := el.str(g.key)
+		if k == "" {
+			return fmt.Errorf("the spec's %s/%d has no %q to name its fields by", each.str("from"), i, g.key)
+		}
+		g.keys = append(g.keys, k)
+		for _, sn := range sub.keys {
+			p, single, shown, err := leaf(sub.obj(sn), el)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", k, sn, err)
+			}
+			if !shown {
+				continue
+			}
+			if err := b.add(k+"."+sn, p, field{prop: sn, group: gi, elem: i, single: single}, slices.Contains(list(node, "required"), any(sn))); err != nil {
+				return err
+			}
+		}
+	}
+	b.f.groups = append(b.f.groups, g)
+	b.f.props = append(b.f.props, valuesProp{name: name, group: gi})
+	return nil
 }
 
 // leaf fills one property of the template in from base (the spec, or a
