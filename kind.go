@@ -22,6 +22,11 @@ type Descriptor struct {
 	Schema          string // the schema document
 	ToolSchema      string // the raise tool's parameters: Spec's properties plus reason
 	ValuesSchema    string // Values with every $ref inlined, for a form drawn from it
+	// ElicitationSchema is the template of the kind's MCP elicitation form
+	// (MCP's flat requestedSchema, with the parts that depend on the spec
+	// left as x-ui hints), or a marker that the kind is not elicitable;
+	// package elicit reads it.
+	ElicitationSchema string
 }
 
 // Rules is what a kind says that its schema cannot. gen/<kind> names it for

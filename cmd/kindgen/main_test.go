@@ -170,6 +170,7 @@ func TestCheck(t *testing.T) {
 	var stderr bytes.Buffer
 	code := kindgen.Main([]string{"-root", root, "-module", "example.com/x", "-check"}, &bytes.Buffer{}, &stderr)
 	const want = `kindgen: generated code is out of date; run go generate ./...:
+  gen/poll/elicitation.json
   gen/poll/kind.gen.go
   gen/poll/schema.json
   gen/poll/tool.json

@@ -8,14 +8,15 @@ import (
 // derived are the schemas kindgen derives from a kind's schema file. Each
 // is written as gen/<kind>/<file>, beside schema.json (the file as
 // authored), and embedded by kind.gen.go into the kind's Descriptor under
-// field. A new derivation (MCP's flat elicitation.json) is one more entry
-// here and one more Descriptor field.
+// field. A new derivation is one more entry here and one more Descriptor
+// field.
 var derived = []struct {
 	file, field, doc string
 	derive           func(*Schema) (any, error)
 }{
 	{"tool.json", "ToolSchema", "the raise tool's parameters: Spec's properties plus a required reason", toolSchema},
 	{"values.json", "ValuesSchema", "Values with every $ref inlined, for the page's generic form", valuesSchema},
+	{"elicitation.json", "ElicitationSchema", "Values as an MCP elicitation form (or why it cannot be one), for package elicit", elicitationSchema},
 }
 
 // reasonProperty is added to every raise tool: the model says why it asks.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/elicit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -36,12 +38,21 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		for _, d := range derived {
-			if _, err := d.derive(s); err != nil {
+			v, err := d.derive(s)
+			if err != nil {
 				var se *SchemaError
 				if !errors.As(err, &se) || !strings.HasPrefix(se.Pointer, "/") || se.Message == "" {
 					t.Fatalf("%s: error without location: %v", d.file, err)
 				}
 				return
+			}
+			if d.file == "elicitation.json" {
+				// The run time reads what was derived: an error, never a panic.
+				data, err := indented(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = elicit.NewForm(string(data), []byte(`{}`))
 			}
 		}
 		if _, err := goTypes(s); err != nil {

@@ -24,7 +24,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: kindgen [flags]\n       kindgen new [-root DIR] <name>\n\n"+
 			"kindgen reads every %s/*.schema.json, checks it, and writes gen/<kind>/ (Go code and\n"+
-			"the schema files it embeds: schema.json, tool.json, values.json) and\n"+
+			"the schema files it embeds: schema.json, tool.json, values.json,\n"+
+			"elicitation.json) and\n"+
 			"kinds/catalog.gen.go; it removes the generated files of schemas that are gone.\n"+
 			"kindgen new writes the schema and rules of a new kind, never overwriting a file,\n"+
 			"then generates.\n\nFlags:\n", SpecDir)
