@@ -25,6 +25,8 @@ var (
 	toolSchema string // the raise tool's parameters: Spec's properties plus a required reason
 	//go:embed values.json
 	valuesSchema string // Values with every $ref inlined, for the page's generic form
+	//go:embed elicitation.json
+	elicitationSchema string // Values as an MCP elicitation form (or why it cannot be one), for package elicit
 )
 
 // Rules is what kinds/elicitation says that the schema cannot.
@@ -37,14 +39,15 @@ type Unimplemented = kindkit.Unimplemented[ElicitationSpec, ElicitationValues]
 // New returns the kind wired to rules.
 func New(rules Rules) (kindkit.Kind, error) {
 	return kindkit.NewKind[ElicitationSpec, ElicitationValues](kindkit.Descriptor{
-		Capability:      Capability,
-		Name:            Name,
-		Schema:          schema,
-		Source:          "spec/interactions/elicitation.schema.json",
-		ToolDescription: ToolDescription,
-		ToolName:        ToolName,
-		ToolSchema:      toolSchema,
-		ValuesSchema:    valuesSchema,
+		Capability:        Capability,
+		ElicitationSchema: elicitationSchema,
+		Name:              Name,
+		Schema:            schema,
+		Source:            "spec/interactions/elicitation.schema.json",
+		ToolDescription:   ToolDescription,
+		ToolName:          ToolName,
+		ToolSchema:        toolSchema,
+		ValuesSchema:      valuesSchema,
 	}, rules)
 }
 
