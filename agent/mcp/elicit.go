@@ -26,8 +26,8 @@ import (
 // and never pretends.
 
 // defaultElicitTimeout bounds how long a call may wait for its
-// elicitations' answers: the engine's default park timeout.
-const defaultElicitTimeout = 24 * time.Hour
+// elicitations' answers: past the engine's default park timeout.
+const defaultElicitTimeout = 24*time.Hour + time.Minute
 
 // lostResult is the tool's result when its call's question is gone.
 const lostResult = "The MCP server's question (an elicitation) was lost: kindkit restarted, or the call ended, while it waited for the person's answer. Whether the tool did anything is unknown; tell the person, and call the tool again if they want to."

@@ -35,7 +35,9 @@ type Source struct {
 	Command []string // stdio: the program and its arguments
 	URL     string   // streamable HTTP: the endpoint
 	// ElicitTimeout bounds how long a tool call may wait for the answers
-	// to its elicitations (default 24h, the engine's park timeout).
+	// to its elicitations (default 24h, the engine's park timeout). Make it
+	// longer than the park timeout, so that a card's deadline answers the
+	// server's question before the call is given up.
 	ElicitTimeout time.Duration
 }
 
