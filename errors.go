@@ -31,7 +31,11 @@ type RaiseError struct {
 
 func (e *RaiseError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "invalid arguments for %s: ", e.Tool)
+	if e.Tool == "" {
+		b.WriteString("invalid spec: ") // a kind only host code asks
+	} else {
+		fmt.Fprintf(&b, "invalid arguments for %s: ", e.Tool)
+	}
 	for i, fe := range e.Errors {
 		if i > 0 {
 			b.WriteString("; ")

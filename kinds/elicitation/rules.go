@@ -9,6 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/elicit"
 	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
 )
 
@@ -20,9 +21,14 @@ type Rules struct {
 
 var _ elicitationgen.Rules = Rules{}
 
-// CheckSpec wants a requested schema that MCP allows and that compiles.
+// CheckSpec wants a requested schema that MCP allows (elicit's check, the
+// one the forms kindkit sends pass) and that compiles.
 func (Rules) CheckSpec(spec *elicitationgen.ElicitationSpec) []kindkit.FieldError {
-	if errs := checkRequested(spec.RequestedSchema); len(errs) > 0 {
+	if err := elicit.CheckRequestedSchema(map[string]any(spec.RequestedSchema)); err != nil {
+		var errs []kindkit.FieldError
+		for _, line := range strings.Split(err.Error(), "\n") {
+			errs = append(errs, kindkit.FieldError{Field: "requestedSchema", Message: line})
+		}
 		return errs
 	}
 	if _, err := compile(spec.RequestedSchema); err != nil {

@@ -43,15 +43,16 @@ func TestRequestedSchema(t *testing.T) {
 	k := newKind(t)
 	kindtest.Raise(t, k, everything)
 	for name, c := range map[string]struct{ schema, want string }{
-		"nested object":   {`{"type":"object","properties":{"a":{"type":"object"}}}`, "properties/a: type must be"},
-		"ref":             {`{"type":"object","properties":{"a":{"type":"string","$ref":"#/x"}}}`, "properties/a/$ref: not allowed"},
+		"nested object":   {`{"type":"object","properties":{"a":{"type":"object"}}}`, "/properties/a/type: must be string, number, integer, boolean or array (got object)"},
+		"ref":             {`{"type":"object","properties":{"a":{"type":"string","$ref":"#/x"}}}`, "/properties/a/$ref: is not allowed here"},
 		"not an object":   {`{"type":"array","properties":{}}`, `type: must be "object"`},
-		"no properties":   {`{"type":"object"}`, "properties: must be an object"},
+		"no properties":   {`{"type":"object"}`, "/properties: must be an object"},
+		"unnamed":         {`{"type":"object","properties":{"":{"type":"string"}}}`, "a property needs a name"},
 		"bad format":      {`{"type":"object","properties":{"a":{"type":"string","format":"ipv4"}}}`, "properties/a/format"},
-		"required absent": {`{"type":"object","properties":{"a":{"type":"string"}},"required":["b"]}`, "required: b is not one of the properties"},
-		"array of arrays": {`{"type":"object","properties":{"a":{"type":"array","items":{"type":"array"}}}}`, "properties/a/items: a multi-select's items must have enum or anyOf"},
-		"untitled oneOf":  {`{"type":"object","properties":{"a":{"type":"string","oneOf":[{"const":1}]}}}`, "properties/a/oneOf: each option"},
-		"bad keyword":     {`{"type":"object","properties":{"a":{"type":"string","pattern":"x"}}}`, "properties/a/pattern: not allowed for a string property"},
+		"required absent": {`{"type":"object","properties":{"a":{"type":"string"}},"required":["b"]}`, `/required/0: names "b", which is not a property`},
+		"array of arrays": {`{"type":"object","properties":{"a":{"type":"array","items":{"type":"array"}}}}`, "/properties/a/items/enum: must be a non-empty list of strings"},
+		"untitled oneOf":  {`{"type":"object","properties":{"a":{"type":"string","oneOf":[{"const":1}]}}}`, "/properties/a/oneOf/0/title: must be a non-empty string"},
+		"bad keyword":     {`{"type":"object","properties":{"a":{"type":"string","pattern":"x"}}}`, "/properties/a/pattern: is not allowed here"},
 		"not compilable":  {`{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`, "requestedSchema"},
 	} {
 		t.Run(name, func(t *testing.T) {
