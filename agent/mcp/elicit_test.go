@@ -59,14 +59,16 @@ type kindkit struct {
 	desk *mcp.Server
 }
 
-func startKindkit(t *testing.T, url string, st store.Store, clock clockwork.Clock) *kindkit {
+func startKindkit(t *testing.T, url string, st store.Store, clock clockwork.Clock, script ...agent.ScriptEntry) *kindkit {
 	t.Helper()
 	desk, err := mcp.Start(context.Background(), mcp.Source{Name: "desk", URL: url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := agent.NewScripted([]agent.ScriptEntry{
-		{Kind: "toolCall", Name: "desk__sign_up", Arguments: `{}`, ID: "call-1"}, {Kind: "text", Text: "done"}})
+	if script == nil {
+		script = []agent.ScriptEntry{{Kind: "toolCall", Name: "desk__sign_up", Arguments: `{}`, ID: "call-1"}, {Kind: "text", Text: "done"}}
+	}
+	model, err := agent.NewScripted(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,6 +165,39 @@ func TestElicitationCard(t *testing.T) {
 			t.Errorf("tool result %q, want cancel", r)
 		}
 	})
+}
+
+// TestElicitationInWords: a channel that cannot show the card gets the
+// kind's conversational directive as the call's result; the model's
+// submit_interaction of the answer goes to the waiting server, and the
+// server's words become submit_interaction's result.
+func TestElicitationInWords(t *testing.T) {
+	k := startKindkit(t, signUp(t, nil).URL, nil, nil,
+		agent.ScriptEntry{Kind: "toolCall", Name: "desk__sign_up", Arguments: `{}`, ID: "call-1"},
+		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", ID: "call-2",
+			Arguments: `{"kind":"elicitation","values":{"name":"Ada","email":"ada@example.com"}}`},
+		agent.ScriptEntry{Kind: "text", Text: "done"})
+	c := wstest.Dial(t, k.WS())
+	c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a"}`)
+	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"sign me up"}`)
+	c.Expect("immediate_response")
+	var results []string
+	for {
+		ev := c.Next()
+		if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
+			results = append(results, r)
+		}
+		if ev["type"] == "eventual_response" {
+			break
+		}
+		if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
+			t.Fatalf("got %v", ev)
+		}
+	}
+	if len(results) != 2 || !strings.Contains(results[0], "Who should we sign up?") || results[1] != "signed up Ada <ada@example.com>" {
+		t.Errorf("tool results %q, want the directive, then the server's words", results)
+	}
 }
 
 // TestElicitationWithdrawn: the person writes instead of answering; the
