@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -21,7 +23,7 @@ type Parked struct {
 }
 
 // Load writes many parked conversations at once, in one transaction: on
-// SQLite with prepared single-row inserts, on PostgreSQL with COPY. It is
+// SQLite with prepared multi-row inserts, on PostgreSQL with COPY. It is
 // for tools that fill a store (cmd/kindload -parks), not for the server:
 // it checks none of what SavePark checks, so the conversations must be
 // new, and each park the only one of its conversation.
@@ -104,32 +106,52 @@ func loadRows(batch []Parked) ([]*table, error) {
 	return []*table{convs, sessions, msgs, parks}, nil
 }
 
-// insertTables inserts each table's rows one prepared statement at a time:
-// in SQLite's one transaction, a row is a step of a prepared statement.
+// insertTables inserts each table's rows, loadRowsPer to a statement (and
+// the rest one by one, so that only two statements per table are kept
+// prepared).
 func insertTables(ctx context.Context, ex executor, tables []*table) error {
 	for _, t := range tables {
-		q := `INSERT INTO ` + t.name + ` (`
-		for i, c := range t.cols {
-			if i > 0 {
-				q += ", "
+		rows := t.rows
+		for len(rows) > 0 {
+			n := loadRowsPer
+			if len(rows) < n {
+				n = 1
 			}
-			q += c
-		}
-		q += `) VALUES (`
-		for i := range t.cols {
-			if i > 0 {
-				q += ", "
+			args := make([]any, 0, n*len(t.cols))
+			for _, r := range rows[:n] {
+				args = append(args, r...)
 			}
-			q += fmt.Sprintf("$%d", i+1)
-		}
-		q += `)`
-		for _, r := range t.rows {
-			if _, err := ex.ExecContext(ctx, q, r...); err != nil {
+			if _, err := ex.ExecContext(ctx, insertQuery(t, n), args...); err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
+			rows = rows[n:]
 		}
 	}
 	return nil
+}
+
+// loadRowsPer is the rows of one INSERT of Load on SQLite: 14 columns at
+// most, well under SQLite's 32766 parameters.
+const loadRowsPer = 100
+
+// insertQuery is an INSERT of n rows into t.
+func insertQuery(t *table, n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO ` + t.name + ` (` + strings.Join(t.cols, ", ") + `) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for j := range t.cols {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("$" + strconv.Itoa(i*len(t.cols)+j+1))
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 // copyRows writes the tables with COPY, in one transaction on one of the
