@@ -11,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,6 +72,9 @@ type ParksStep struct {
 	// /metrics, and how many ticks that was.
 	ServerSweepMs    float64 `json:"serverSweepMs"`
 	ServerSweepTicks int     `json:"serverSweepTicks"`
+	// StoreOpsMs is the server's mean latency of each store operation
+	// the resumes made (from the same histogram).
+	StoreOpsMs map[string]float64 `json:"storeOpsMs,omitempty"`
 
 	FailureSamples map[string]int `json:"errorSamples,omitempty"`
 }
@@ -78,11 +82,11 @@ type ParksStep struct {
 // sweepBatch is the engine's: the parks one tick asks for.
 const sweepBatch = 100
 
-// The server's histogram of its due-parks queries, and how many ticks of
-// it parks mode averages by default (the server ticks once a second).
+// The server's histogram of its store operations' latency (the sweep's is
+// expired_parks), and how many sweep ticks parks mode averages by default
+// (the server ticks once a second).
 const (
-	sweepMetric = "kindkit_store_operation_duration_seconds"
-	sweepLabel  = `operation="expired_parks"`
+	storeMetric = "kindkit_store_operation_duration_seconds"
 	sweepTicks  = 5
 )
 
@@ -240,6 +244,11 @@ func parksStep(ctx context.Context, cfg Config, pc ParksConfig, prefix string, f
 			picks = append(picks, k)
 		}
 	}
+	ops0, err := storeOps(ctx, cfg.Addr)
+	if err != nil {
+		stop()
+		return err
+	}
 	var t tally
 	each(len(picks), cfg.DialConcurrency, func(i int) {
 		ids := idsOf(prefix, picks[i])
@@ -257,28 +266,34 @@ func parksStep(ctx context.Context, cfg Config, pc ParksConfig, prefix string, f
 		stop()
 		return err
 	}
-	// The sweep's cost per tick, as the server times it: over ticks from
-	// now on (the first ones paid for connecting and preparing).
-	sum1, n1, err := metricSum(ctx, cfg.Addr, sweepMetric, sweepLabel)
+	ops1, err := storeOps(ctx, cfg.Addr)
 	if err != nil {
 		stop()
 		return err
 	}
+	for op, h := range ops1 {
+		if m, n := meanMs(ops0[op], h); n > 0 && op != "expired_parks" && op != "owed_turns" && op != "renew_lease" {
+			if st.StoreOpsMs == nil {
+				st.StoreOpsMs = map[string]float64{}
+			}
+			st.StoreOpsMs[op] = m
+		}
+	}
+	// The sweep's cost per tick, as the server times it: over ticks from
+	// now on (the first ones paid for connecting and preparing).
 	ticks := pc.Ticks
 	if ticks < 1 {
 		ticks = sweepTicks
 	}
-	sum2, n2 := sum1, n1
-	for wait := time.Now(); n2-n1 < ticks && time.Since(wait) < time.Duration(3*ticks)*time.Second; {
+	last := ops1
+	for wait := time.Now(); last["expired_parks"].n-ops1["expired_parks"].n < ticks && time.Since(wait) < time.Duration(3*ticks)*time.Second; {
 		time.Sleep(200 * time.Millisecond)
-		if sum2, n2, err = metricSum(ctx, cfg.Addr, sweepMetric, sweepLabel); err != nil {
+		if last, err = storeOps(ctx, cfg.Addr); err != nil {
 			stop()
 			return err
 		}
 	}
-	if n2 > n1 {
-		st.ServerSweepMs, st.ServerSweepTicks = (sum2-sum1)*1000/float64(n2-n1), n2-n1
-	}
+	st.ServerSweepMs, st.ServerSweepTicks = meanMs(ops1["expired_parks"], last["expired_parks"])
 	if err := stop(); err != nil {
 		return fmt.Errorf("stop kindserver: %w\n%s", err, lastLines(logs.String(), 5))
 	}
@@ -308,43 +323,68 @@ func waitHealthy(ctx context.Context, addr string, exited <-chan error) error {
 	}
 }
 
-// metricSum reads a histogram's _sum and _count for the series whose
-// labels contain label from http://addr/metrics.
-func metricSum(ctx context.Context, addr, name, label string) (float64, int, error) {
+// hist is one series of a histogram: the sum of its observations and
+// their count.
+type hist struct {
+	sum float64
+	n   int
+}
+
+// storeOps reads kindkit_store_operation_duration_seconds from
+// http://addr/metrics, per operation.
+func storeOps(ctx context.Context, addr string) (map[string]hist, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	resp, err := statsClient.Do(req)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
-	var sum float64
-	var n int
+	out := map[string]hist{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, label) {
+		// kindkit_store_operation_duration_seconds_sum{operation="take_park"} 0.0123
+		series, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
 			continue
 		}
-		f := strings.Fields(line)
-		if len(f) != 2 {
+		name, labels, ok := strings.Cut(series, `{operation="`)
+		if !ok {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(line, name+"_sum{"):
-			sum, _ = strconv.ParseFloat(f[1], 64)
-		case strings.HasPrefix(line, name+"_count{"):
-			v, _ := strconv.ParseFloat(f[1], 64)
-			n = int(v)
+		op, _, _ := strings.Cut(labels, `"`)
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
 		}
+		h := out[op]
+		switch name {
+		case storeMetric + "_sum":
+			h.sum = v
+		case storeMetric + "_count":
+			h.n = int(v)
+		default:
+			continue
+		}
+		out[op] = h
 	}
-	return sum, n, sc.Err()
+	return out, sc.Err()
+}
+
+// meanMs is the mean of the observations between two reads of a
+// histogram, in milliseconds, and how many there were.
+func meanMs(before, after hist) (float64, int) {
+	n := after.n - before.n
+	if n <= 0 {
+		return 0, 0
+	}
+	return (after.sum - before.sum) * 1000 / float64(n), n
 }
 
 func lastLines(s string, n int) string {
@@ -361,6 +401,18 @@ func (r *ParksReport) Print(w io.Writer) {
 		fmt.Fprintf(w, "  %9d %7.1f %7.3f %8.1f %8.1f %9s %8.2f %8.2f %8.2f %8.2f %9.3f %9.3f %9.3f\n", s.Parks, s.FillSeconds, s.StartSeconds,
 			float64(s.RSSStarted)/(1<<20), float64(s.RSSResumed)/(1<<20), fmt.Sprintf("%d/%d", s.Resumed, s.Resumed+s.Failed),
 			s.CardP50Ms, s.CardP99Ms, s.ResumeP50Ms, s.ResumeP99Ms, s.SweepNoneMs, s.SweepAllMs, s.ServerSweepMs)
+		if len(s.StoreOpsMs) > 0 {
+			ops := make([]string, 0, len(s.StoreOpsMs))
+			for op := range s.StoreOpsMs {
+				ops = append(ops, op)
+			}
+			slices.Sort(ops)
+			fmt.Fprintf(w, "  %9s  store ms:", "")
+			for _, op := range ops {
+				fmt.Fprintf(w, " %s %.2f", op, s.StoreOpsMs[op])
+			}
+			fmt.Fprintln(w)
+		}
 		printSamples(w, "failures", s.FailureSamples)
 	}
 }

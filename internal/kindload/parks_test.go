@@ -60,6 +60,9 @@ func TestParksAgainstKindserver(t *testing.T) {
 				if want.resumed > 0 && (s.CardP50Ms <= 0 || s.CardP99Ms < s.CardP50Ms || s.ResumeP50Ms <= 0 || s.ResumeP99Ms < s.ResumeP50Ms) {
 					t.Errorf("step %d: latencies %+v", i, s)
 				}
+				if _, ok := s.StoreOpsMs["take_park"]; ok != (want.resumed > 0) {
+					t.Errorf("step %d: store operations %v, with take_park: %v", i, s.StoreOpsMs, want.resumed > 0)
+				}
 			}
 		})
 	}
