@@ -218,6 +218,7 @@ func parksStep(ctx context.Context, cfg Config, pc ParksConfig, prefix string, f
 			return err
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
+			<-exited // and its stderr is copied
 			return errors.New("kindserver did not stop in 30s")
 		}
 	}
