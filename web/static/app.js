@@ -975,7 +975,12 @@
     const hints = ui(schema);
     if (typeof hints.title === "string" && hints.title.trim()) card.heading.textContent = hints.title;
     body.append(...specText(card.spec, schema));
-    const root = schema ? field(card, schema, "", null, true, 0) : jsonField(card, "", "Answer (JSON)", true);
+    // schemaFrom: the form is the schema the spec carries (an MCP server's
+    // requested schema), else, if that is not a flat object schema, the
+    // kind's own.
+    const asked = typeof hints.schemaFrom === "string" ? peopleSchema(pointer(card.spec, hints.schemaFrom)) : null;
+    const form = asked || schema;
+    const root = form ? field(card, form, "", null, true, 0) : jsonField(card, "", "Answer (JSON)", true);
     body.append(root.el);
     card.collect = () => {
       const v = root.read();
@@ -987,6 +992,81 @@
       }
       return v === undefined ? {} : v;
     };
+  }
+
+  // peopleSchema turns a schema written for people, as an MCP server's
+  // requested schema is (flat: top-level properties of strings, numbers,
+  // booleans, single- and multi-select enums), into the form's dialect:
+  // each title becomes its label, each description its help, titled
+  // options an enum with labels. It keeps only the keywords that shape
+  // allows: the schema comes from outside, so no hint or binding of its
+  // own reaches the form. It is null for anything that is not an object
+  // schema with properties.
+  function peopleSchema(s) {
+    const obj = (x) => !!x && typeof x === "object" && !Array.isArray(x);
+    if (!obj(s) || !obj(s.properties)) return null;
+    const properties = Object.create(null); // a "__proto__" property stays a property
+    for (const [key, p] of Object.entries(s.properties)) if (obj(p)) properties[key] = peopleProperty(p);
+    if (!Object.keys(properties).length) return null;
+    const required = Array.isArray(s.required) ? s.required.filter((k) => typeof k === "string" && k in properties) : [];
+    return { type: "object", properties, required };
+  }
+
+  const PEOPLE_KEYWORDS = ["type", "minLength", "maxLength", "format", "minimum", "maximum", "default", "minItems", "maxItems"];
+
+  function peopleProperty(p) {
+    const out = {};
+    for (const k of PEOPLE_KEYWORDS) if (p[k] !== undefined) out[k] = p[k];
+    const hints = {};
+    if (typeof p.title === "string" && p.title.trim()) hints.label = p.title.trim();
+    if (typeof p.description === "string" && p.description.trim()) hints.help = p.description.trim();
+    const titled = titledOptions(p.oneOf) || titledOptions(p.anyOf);
+    const plain = enumOptions(p.enum, p.enumNames);
+    const pick = titled || plain;
+    if (pick) {
+      out.enum = pick.values;
+      hints.labels = pick.labels;
+      if (!out.type) out.type = "string";
+    }
+    if (p.type === "array" && p.items && typeof p.items === "object") {
+      const items = { type: typeof p.items.type === "string" ? p.items.type : "string" };
+      const many = titledOptions(p.items.anyOf) || titledOptions(p.items.oneOf) || enumOptions(p.items.enum, p.items.enumNames);
+      if (many) {
+        items.enum = many.values;
+        items["x-ui"] = { labels: many.labels };
+      }
+      out.items = items;
+    }
+    out["x-ui"] = hints;
+    return out;
+  }
+
+  const pickable = (v) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+
+  // titledOptions reads [{const, title}] as values and their labels.
+  function titledOptions(list) {
+    if (!Array.isArray(list)) return null;
+    const values = [];
+    const labels = {};
+    for (const o of list) {
+      if (!o || typeof o !== "object" || !pickable(o.const)) continue;
+      values.push(o.const);
+      if (typeof o.title === "string" && o.title.trim()) labels[String(o.const)] = o.title.trim();
+    }
+    return values.length ? { values, labels } : null;
+  }
+
+  // enumOptions reads an enum, named by the legacy enumNames if given.
+  function enumOptions(values, names) {
+    if (!Array.isArray(values)) return null;
+    const labels = {};
+    const kept = [];
+    values.forEach((v, i) => {
+      if (!pickable(v)) return;
+      kept.push(v);
+      if (Array.isArray(names) && typeof names[i] === "string" && names[i].trim()) labels[String(v)] = names[i].trim();
+    });
+    return kept.length ? { values: kept, labels } : null;
   }
 
   // ui is a schema's x-ui hints, or none.
@@ -1165,6 +1245,9 @@
       group.append(chip);
       return chip;
     });
+    // A default is picked to begin with: one value, or a list of them.
+    const defaults = multi ? (Array.isArray(s.default) ? s.default : []) : s.default === undefined ? [] : [s.default];
+    values.forEach((v, i) => { if (defaults.includes(v)) chips[i].setAttribute("aria-pressed", "true"); });
     const endRow = ends[0] || ends[1]
       ? h("div", { class: "scale-ends", "aria-hidden": "true" }, h("span", { text: ends[0], dir: "auto" }), h("span", { text: ends[1], dir: "auto" }))
       : null;
@@ -1206,6 +1289,32 @@
     } },
   };
 
+  const labelsOf = (s) => (ui(s).labels && typeof ui(s).labels === "object" ? ui(s).labels : {});
+
+  // setDefault puts a schema's default in its control, in the control's
+  // own form (a local date and time for date-time).
+  function setDefault(control, s, fmt) {
+    const d = s.default;
+    if (d === undefined || d === null || typeof d === "object") return;
+    if (control.tagName === "SELECT") {
+      const i = s.enum.indexOf(d);
+      if (i >= 0) control.value = String(i);
+      return;
+    }
+    let v = String(d);
+    if (fmt && fmt.type === "datetime-local") {
+      const t = new Date(v);
+      if (Number.isNaN(t.getTime())) return;
+      const two = (n) => String(n).padStart(2, "0");
+      v = `${t.getFullYear()}-${two(t.getMonth() + 1)}-${two(t.getDate())}T${two(t.getHours())}:${two(t.getMinutes())}:${two(t.getSeconds())}`;
+    } else if (fmt && fmt.type === "time") {
+      const m = /^\d\d:\d\d(?::\d\d)?/.exec(v);
+      if (!m) return;
+      v = m[0];
+    }
+    control.value = v;
+  }
+
   const FORMAT_ERRORS = {
     email: "Enter an email address, like name@example.com.",
     url: "Enter a full web address, starting with http or https.",
@@ -1220,7 +1329,7 @@
     if (Array.isArray(s.enum)) {
       control = h("select", { id, name: path, "aria-required": required ? "true" : null, "aria-describedby": described },
         h("option", { value: "", text: "Choose…" }),
-        s.enum.map((v, i) => h("option", { value: String(i), text: String(v) })));
+        s.enum.map((v, i) => h("option", { value: String(i), text: typeof labelsOf(s)[String(v)] === "string" ? labelsOf(s)[String(v)] : String(v) })));
     } else if (type === "string") {
       const long = !fmt && ((s.maxLength || 0) > 200 || ui(s).widget === "textarea");
       const attrs = { id, name: path, maxlength: s.maxLength, "aria-required": required ? "true" : null, "aria-describedby": described, dir: fmt ? null : "auto" };
@@ -1230,6 +1339,7 @@
     } else {
       control = h("input", { id, name: path, type: "number", min: s.minimum, max: s.maximum, step: type === "integer" ? "1" : "any", inputmode: type === "integer" ? "numeric" : "decimal", "aria-required": required ? "true" : null, "aria-describedby": described });
     }
+    setDefault(control, s, fmt);
     const slot = errorSlot(() => [control]);
     control.addEventListener(control.tagName === "SELECT" ? "change" : "input", () => slot.mark(""));
     register(card, path, slot, () => control.focus());
@@ -1325,7 +1435,7 @@
 
     // A list of enum values: toggle buttons, any number pressed.
     if (Array.isArray(items.enum) && items.enum.length) {
-      return chipsField(card, { ...items, "x-ui": { ...ui(items), ...ui(s) }, minItems: s.minItems, maxItems: s.maxItems }, path, label, required, items.enum, false, true);
+      return chipsField(card, { ...items, "x-ui": { ...ui(items), ...ui(s) }, minItems: s.minItems, maxItems: s.maxItems, default: s.default }, path, label, required, items.enum, false, true);
     }
 
     const helpNode = help(s, uid("help"));
