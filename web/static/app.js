@@ -13,8 +13,8 @@
 
   // Cards drawn by their own code; every other kind gets the generic form.
   const CARDS = {
-    choices: { capability: "choice_chips", render: renderChoices, title: choicesTitle },
-    identity_intake: { capability: "identity_form", render: renderIdentity, title: () => "Your contact details" },
+    choices: { capability: "choice_chips", render: renderChoices, title: choicesTitle, summary: choicesSummary },
+    identity_intake: { capability: "identity_form", render: renderIdentity, title: () => "Your contact details", summary: identitySummary },
   };
 
   const FRIENDLY = {
@@ -308,7 +308,7 @@
     }
     if (m.status === 200 && d.interactionId) {
       const card = state.cards.get(d.interactionId);
-      if (card) card.close(d.declined ? "declined" : "answered");
+      if (card) card.close(d.declined ? "declined" : "answered", d.declined ? undefined : summary(card.kind, card.spec, card.sent));
     }
   }
 
@@ -320,14 +320,29 @@
 
   // showHistory puts the stored messages (newest first on the wire) above
   // whatever this page already shows.
+  // A user message carries the cards its turn raised and that ended (a
+  // kindkit extension): they are drawn as their summaries, at the start of
+  // the turn's reply.
   function showHistory(messages) {
     if (!messages.length) return;
     const box = h("div", { class: "history" });
+    let cards = [];
+    const flush = () => {
+      if (cards.length) box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards));
+      cards = [];
+    };
     for (const msg of [...messages].reverse()) {
       const text = (msg.content && msg.content.text) || "";
-      if (msg.direction === "inbound") box.append(userBubble(text));
-      else box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, reply(text)));
+      if (msg.direction === "inbound") {
+        flush();
+        box.append(userBubble(text));
+        cards = (Array.isArray(msg.interactions) ? msg.interactions : []).map(pastCard).filter(Boolean);
+      } else {
+        box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, reply(text)));
+        cards = [];
+      }
     }
+    flush();
     el.empty.hidden = true;
     el.log.insertBefore(box, el.empty.nextSibling);
     el.log.scrollTop = el.log.scrollHeight;
@@ -339,6 +354,94 @@
 
   function addNote(text) {
     append(h("p", { class: "note", text }));
+  }
+
+  // ---- summaries of ended cards --------------------------------------------
+
+  // OUTCOMES are the words for a card that ended without values.
+  const OUTCOMES = {
+    declined: "Declined",
+    no_response: "No answer in time.",
+    withdrawn: "Answered in words.",
+  };
+
+  // pastCard is an ended card from the history: its heading and summary.
+  function pastCard(c) {
+    if (!c || typeof c !== "object" || typeof c.kind !== "string") return null;
+    const spec = c.spec && typeof c.spec === "object" && !Array.isArray(c.spec) ? c.spec : {};
+    const o = c.outcome && typeof c.outcome === "object" ? c.outcome : {};
+    const how = o.status === "submitted" ? "answered" : o.status === "declined" ? "declined" : "closed";
+    const text = o.status === "submitted" ? summary(c.kind, spec, o.values) : OUTCOMES[o.status] || "This card is closed.";
+    const headingId = uid("card-title");
+    return h("section", { class: "card", "data-kind": c.kind, "data-state": how, "aria-labelledby": headingId },
+      h("h2", { class: "card-title", id: headingId, text: cardTitle(c.kind, spec) }),
+      h("p", { class: "card-status", text, dir: "auto" }));
+  }
+
+  // cardTitle is a card's heading: its own card's, its x-ui title, or its
+  // kind's name.
+  function cardTitle(kind, spec) {
+    if (CARDS[kind]) return CARDS[kind].title(spec);
+    const info = state.kinds.get(kind);
+    const t = ui(info && info.valuesSchema).title;
+    return typeof t === "string" && t.trim() ? t : humanize(kind);
+  }
+
+  // summary is submitted values in one line, "Plan: Team · Topics: Pricing,
+  // SSO", named as the card named them.
+  function summary(kind, spec, values) {
+    let parts = [];
+    if (CARDS[kind] && CARDS[kind].summary) parts = CARDS[kind].summary(spec, values);
+    else {
+      const info = state.kinds.get(kind);
+      const schema = formSchema(info && info.valuesSchema, spec);
+      parts = schema ? valueParts(schema, values, spec) : [];
+    }
+    const line = parts.filter(Boolean).join(" · ");
+    return line || "Answered";
+  }
+
+  const MAX_SHOWN = 80; // a longer text answer is cut in a summary
+
+  function clip(text) {
+    const chars = [...String(text)];
+    return chars.length > MAX_SHOWN ? chars.slice(0, MAX_SHOWN - 1).join("") + "…" : chars.join("");
+  }
+
+  // valueParts is "Label: value" for each answered property of an object
+  // schema, in the schema's order.
+  function valueParts(schema, values, spec) {
+    if (!values || typeof values !== "object" || Array.isArray(values) || !schema.properties) return [];
+    const out = [];
+    for (const [key, sub0] of Object.entries(schema.properties)) {
+      if (!Object.prototype.hasOwnProperty.call(values, key)) continue;
+      const sub = withOptions(bindSpec(sub0, spec), spec);
+      const shown = valueText(sub, values[key], spec);
+      if (shown === "") continue;
+      const hints = ui(sub);
+      const label = typeof hints.label === "string" && hints.label.trim() ? hints.label : humanize(key);
+      out.push(`${label}: ${shown}`);
+    }
+    return out;
+  }
+
+  // valueText is one value as a person reads it: an option by its label,
+  // a switch as Yes or No, a list joined with commas.
+  function valueText(s, v, spec) {
+    if (v === undefined || v === null || v === "") return "";
+    if (typeof v === "boolean") return v ? "Yes" : "No";
+    if (Array.isArray(v)) {
+      const own = s && s.items && typeof s.items === "object" ? s.items : {};
+      const items = withOptions(bindSpec(ui(s).options ? { ...own, "x-ui": { ...ui(own), options: ui(s).options } } : own, spec), spec);
+      const merged = { ...items, "x-ui": { ...ui(items), labels: { ...labelsOf(items), ...labelsOf(s) } } };
+      return v.map((x) => valueText(merged, x, spec)).filter(Boolean).join(", ");
+    }
+    if (typeof v === "object") {
+      const inner = s && s.properties ? valueParts(s, v, spec) : Object.entries(v).map(([k, x]) => `${humanize(k)}: ${valueText({}, x, spec)}`);
+      return inner.join(", ");
+    }
+    const names = labelsOf(s);
+    return clip(typeof names[String(v)] === "string" ? names[String(v)] : v);
   }
 
   // ---- turns --------------------------------------------------------------
@@ -451,20 +554,19 @@
         put(t, tool.el);
       }
       tool.finish(r.result, r.isError);
-      settleCards(t, r.result);
+      settleCards(t, r.result, tool);
     }
   }
 
   // settleCards closes a turn's cards that are still open once the turn
   // runs on: they were answered (here, in another tab, or by the deadline).
-  function settleCards(t, result) {
-    let status = "";
-    try { status = JSON.parse(result).status || ""; } catch { /* not a payload */ }
+  function settleCards(t, result, tool) {
+    let payload = {};
+    try { payload = JSON.parse(result) || {}; } catch { /* not a payload */ }
     for (const c of state.cards.values()) {
-      if (c.turn !== t || (c.state !== "open" && c.state !== "sending")) continue;
-      if (status === "declined") c.close("declined");
-      else if (status === "no_response") c.close("closed", "No answer in time.");
-      else c.close("answered");
+      if (c.turn !== t) continue;
+      if (c.state === "open" || c.state === "sending") c.closeWith(payload);
+      else if (c.state === "answered" && c.tool === tool && payload.status === "submitted") c.closeWith(payload); // the values as the server kept them
     }
   }
 
@@ -767,12 +869,20 @@
         if (card.tool) card.tool.resumed();
         for (const c of form.querySelectorAll("button, input, select, textarea")) c.disabled = true;
         generalErr.hidden = true;
-        const label = { answered: "✓ Answered", declined: "Declined", closed: text || "This card is closed." }[how] || how;
+        const label = text || { answered: "Answered", declined: "Declined", closed: "This card is closed." }[how] || how;
         status.textContent = label;
         const hadFocus = node.contains(document.activeElement) || document.activeElement === document.body;
         if (hadFocus) el.message.focus();
       },
     };
+    // closeWith closes the card with its outcome's one-line summary.
+    card.closeWith = (payload) => {
+      const st = payload && payload.status;
+      if (st === "submitted") card.close("answered", summary(kind, card.spec, payload.values));
+      else if (st === "declined") card.close("declined");
+      else card.close("closed", OUTCOMES[st]);
+    };
+    card.spec = spec && typeof spec === "object" && !Array.isArray(spec) ? spec : {};
     card.setState("open");
 
     if (own) {
@@ -805,6 +915,7 @@
   }
 
   function submitCard(card, extra) {
+    card.sent = extra.values;
     const frame = { action: "submit_interaction", requestId: card.rid, sessionId: state.sessionId || card.sessionId, interactionId: card.id, kind: card.kind, ...extra };
     if (!state.sessionId || !send(frame)) {
       card.generalError("Not connected. Try again in a moment.");
@@ -851,6 +962,16 @@
   function choicesTitle(spec) {
     const n = (spec.questions || []).length;
     return n > 1 ? "A few questions" : "A quick question";
+  }
+
+  // choicesSummary is each question's header and what was picked or written.
+  function choicesSummary(spec, values) {
+    const answers = values && Array.isArray(values.answers) ? values.answers : [];
+    return answers.map((a) => {
+      if (!a || typeof a !== "object") return "";
+      const picks = [...(Array.isArray(a.options) ? a.options : []), a.other].filter((x) => typeof x === "string" && x.trim()).map(clip);
+      return picks.length ? `${a.header}: ${picks.join(", ")}` : "";
+    });
   }
 
   function renderChoices(card, spec, body) {
@@ -918,6 +1039,17 @@
     phone: { label: "Phone", type: "tel", autocomplete: "tel", inputmode: "tel" },
   };
 
+  // identitySummary names each given field as the card did.
+  function identitySummary(spec, values) {
+    if (!values || typeof values !== "object") return [];
+    const named = new Map();
+    for (const f of (spec && Array.isArray(spec.fields) ? spec.fields : [])) {
+      if (f && typeof f === "object" && f.key && f.label && !named.has(f.key)) named.set(f.key, f.label);
+    }
+    return Object.entries(values).filter(([, v]) => typeof v === "string" && v).map(([k, v]) =>
+      `${named.get(k) || (IDENTITY[k] || {}).label || humanize(k)}: ${clip(v)}`);
+  }
+
   function renderIdentity(card, spec, body) {
     const seen = new Map();
     for (const f of spec.fields || []) {
@@ -971,15 +1103,13 @@
 
   function renderGeneric(card, spec, info, body) {
     const schema = info && info.valuesSchema;
-    card.spec = spec && typeof spec === "object" && !Array.isArray(spec) ? spec : {};
     const hints = ui(schema);
     if (typeof hints.title === "string" && hints.title.trim()) card.heading.textContent = hints.title;
     body.append(...specText(card.spec, schema));
     // schemaFrom: the form is the schema the spec carries (an MCP server's
     // requested schema), else, if that is not a flat object schema, the
     // kind's own.
-    const asked = typeof hints.schemaFrom === "string" ? peopleSchema(pointer(card.spec, hints.schemaFrom)) : null;
-    const form = asked || schema;
+    const form = formSchema(schema, card.spec);
     const root = form ? field(card, form, "", null, true, 0) : jsonField(card, "", "Answer (JSON)", true);
     body.append(root.el);
     card.collect = () => {
@@ -992,6 +1122,15 @@
       }
       return v === undefined ? {} : v;
     };
+  }
+
+  // formSchema is the schema a generic card's form is drawn from: the one
+  // the spec carries where the kind's x-ui schemaFrom points (an MCP
+  // server's requested schema), else, if that is not a flat object
+  // schema, the kind's own.
+  function formSchema(schema, spec) {
+    const from = ui(schema).schemaFrom;
+    return (typeof from === "string" && peopleSchema(pointer(spec, from))) || schema;
   }
 
   // peopleSchema turns a schema written for people, as an MCP server's
