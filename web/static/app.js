@@ -32,6 +32,8 @@
     empty: document.getElementById("empty"),
     status: document.getElementById("status"),
     notice: document.getElementById("notice"),
+    offline: document.getElementById("offline"),
+    retry: document.getElementById("retry"),
     composer: document.getElementById("composer"),
     message: document.getElementById("message"),
     send: document.getElementById("send"),
@@ -123,6 +125,8 @@
     setTimeout(() => { el.announcer.textContent = text; }, 30);
   }
 
+  const NOT_CONNECTED = "Not connected. Try again in a moment.";
+
   function readable(err) {
     if (!err) return "Something went wrong.";
     return FRIENDLY[err.code] || err.message || "Something went wrong.";
@@ -180,6 +184,7 @@
     }
     state.ws = ws;
     ws.addEventListener("open", () => {
+      if (state.ws !== ws) return;
       state.retry = 500;
       createSession();
     });
@@ -199,10 +204,17 @@
 
   function scheduleReconnect() {
     setStatus("offline", "Offline — reconnecting…");
+    el.offline.hidden = false;
     clearTimeout(state.retryTimer);
     state.retryTimer = setTimeout(connect, state.retry);
     state.retry = Math.min(state.retry * 2, 10000);
   }
+
+  // Retry now: a new socket at once, and the wait starts short again.
+  el.retry.addEventListener("click", () => {
+    state.retry = 500;
+    reconnectNow();
+  });
 
   function send(frame) {
     if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return false;
@@ -289,7 +301,11 @@
       save(d.conversationId);
       for (const c of state.cards.values()) c.sessionId = d.sessionId;
       setStatus("online", "Online");
+      el.offline.hidden = true;
       showNotice("");
+      // What failed for want of a connection can be tried again now.
+      for (const c of state.cards.values()) c.clearStale();
+      for (const t of state.turns.values()) if (t.confirm) t.confirm.clearStale();
       updateComposer();
       if (resumed && !state.historyShown) loadHistory();
       state.historyShown = true;
@@ -842,9 +858,18 @@
         generalErr.textContent = "";
         for (const f of card.fields.values()) f.mark("");
       },
-      generalError(text) {
+      generalError(text, stale) {
         generalErr.textContent = text;
         generalErr.hidden = false;
+        card.stale = !!stale;
+      },
+      // clearStale clears an error that only said the page was offline.
+      clearStale() {
+        if (card.stale) {
+          generalErr.hidden = true;
+          generalErr.textContent = "";
+        }
+        card.stale = false;
       },
       showErrors(errors, message) {
         card.clearErrors();
@@ -918,7 +943,7 @@
     card.sent = extra.values;
     const frame = { action: "submit_interaction", requestId: card.rid, sessionId: state.sessionId || card.sessionId, interactionId: card.id, kind: card.kind, ...extra };
     if (!state.sessionId || !send(frame)) {
-      card.generalError("Not connected. Try again in a moment.");
+      card.generalError(NOT_CONNECTED, true);
       return;
     }
     card.setState("sending");
@@ -1684,16 +1709,21 @@
         status.textContent = text;
         err.hidden = true;
       },
-      fail(text) {
+      fail(text, stale) {
         approve.disabled = reject.disabled = false;
         err.textContent = text;
         err.hidden = false;
+        c.stale = !!stale;
+      },
+      clearStale() {
+        if (c.stale && c.state === "open") err.hidden = true;
+        c.stale = false;
       },
     };
     const answer = (approved) => {
       const rid = nextId("confirm");
       if (!send({ action: "confirm_tool_action", requestId: rid, sessionId: state.sessionId, approved })) {
-        c.fail("Not connected. Try again in a moment.");
+        c.fail(NOT_CONNECTED, true);
         return;
       }
       state.pending.set(rid, "confirm");
