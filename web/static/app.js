@@ -844,6 +844,7 @@
       id: d.interactionId, kind, rid, turn, sessionId: state.sessionId, el: node, heading, state: "open",
       toolName: (info && info.toolName) || "request_" + kind, callShown: false,
       fields: new Map(), // error field → {err, focus, mark}
+      aliases: new Map(), // index in the sent values → its row's path (rowPath)
       collect: () => ({}),
       setState(s) {
         card.state = s;
@@ -876,7 +877,7 @@
         const general = [];
         const byField = new Map();
         for (const e of errors) {
-          const f = lookupField(card.fields, e.field);
+          const f = lookupField(card.fields, rowPath(card.aliases, e.field));
           if (!f) { general.push(e.field && e.field !== "values" && e.field !== "answers" ? `${e.field}: ${e.message}` : sentence(e.message)); continue; }
           if (!byField.has(f)) byField.set(f, []);
           byField.get(f).push(e.message);
@@ -947,6 +948,17 @@
       return;
     }
     card.setState("sending");
+  }
+
+  // rowPath turns a path into the sent values ("a[1].b") into the path of
+  // the form's field (the row that was sent second), segment by segment.
+  function rowPath(aliases, name) {
+    let out = "";
+    for (const seg of String(name ?? "").match(/\[[^\]]*\]|\.?[^.[]+/g) || []) {
+      out += seg;
+      if (aliases.has(out)) out = aliases.get(out);
+    }
+    return out;
   }
 
   // lookupField finds where an error's field belongs: the exact path, else
@@ -1443,6 +1455,9 @@
     uri: { type: "url", inputmode: "url", spellcheck: "false" },
     "uri-reference": { type: "url", inputmode: "url", spellcheck: "false" },
     iri: { type: "url", inputmode: "url", spellcheck: "false" },
+    // JSON Schema has no phone format; "phone" and "tel" are what kinds write.
+    phone: { type: "tel", autocomplete: "tel", inputmode: "tel", spellcheck: "false" },
+    tel: { type: "tel", autocomplete: "tel", inputmode: "tel", spellcheck: "false" },
     date: { type: "date" },
     "date-time": { type: "datetime-local", value: (x) => { const d = new Date(x); return Number.isNaN(d.getTime()) ? x : d.toISOString().replace(/\.000Z$/, "Z"); } },
     time: { type: "time", step: "1", value: (x) => {
@@ -1482,6 +1497,7 @@
   const FORMAT_ERRORS = {
     email: "Enter an email address, like name@example.com.",
     url: "Enter a full web address, starting with http or https.",
+    tel: "Enter a phone number, like +1 555 123 4567.",
   };
 
   function scalarField(card, s, type, path, label, required) {
@@ -1489,7 +1505,7 @@
     let control;
     const helpNode = help(s, id + "-help");
     const described = helpNode ? helpNode.id : null;
-    const fmt = type === "string" ? FORMATS[s.format] : null;
+    const fmt = type === "string" ? FORMATS[ui(s).widget === "tel" ? "tel" : s.format] || null : null;
     if (Array.isArray(s.enum)) {
       control = h("select", { id, name: path, "aria-required": required ? "true" : null, "aria-describedby": described },
         h("option", { value: "", text: "Choose…" }),
@@ -1519,6 +1535,9 @@
       if (v === undefined) return required ? [[path, REQUIRED]] : [];
       if (type === "string") {
         if (control.validity && control.validity.typeMismatch) return [[path, FORMAT_ERRORS[control.type] || "This is not in the expected form."]];
+        // A browser checks no phone number: digits, spaces and + ( ) - . / only,
+        // and enough digits to call; the server's rules check the rest.
+        if (control.type === "tel" && (!/^[+\d\s().\-/]*$/.test(v) || (v.match(/\d/g) || []).length < 5)) return [[path, FORMAT_ERRORS.tel]];
         if (s.minLength && [...v].length < s.minLength) return [[path, s.minLength === 1 ? REQUIRED : `Use at least ${s.minLength} characters.`]];
         if (s.maxLength && [...v].length > s.maxLength) return [[path, `Use at most ${s.maxLength} characters.`]];
         return [];
@@ -1620,12 +1639,16 @@
       });
       add.textContent = rows.length ? "Add another" : "Add one";
     };
+    // A row's path holds a number never given to another row of this list,
+    // so a removed row's number is not reused and every row's errors stay
+    // its own; read() tells the card which row each sent index is.
+    let made = 0;
     const addRow = () => {
-      const i = rows.length;
+      const i = made++;
       const c = field(card, items, `${path}[${i}]`, `${label} ${i + 1}`, false, depth + 1);
       const remove = h("button", { type: "button", class: "quiet small remove", text: "Remove" });
       const row = h("div", { class: "item" }, c.el, remove);
-      const r = { c, el: row, remove, legend: c.el && c.el.querySelector && c.el.querySelector("legend") };
+      const r = { i, c, el: row, remove, legend: c.el && c.el.querySelector && c.el.querySelector("legend") };
       remove.addEventListener("click", () => {
         const at = rows.indexOf(r);
         rows.splice(at, 1);
@@ -1648,7 +1671,10 @@
       const out = [];
       for (const r of rows) {
         const v = r.c.read();
-        if (filled(v)) out.push(v);
+        if (filled(v)) {
+          card.aliases.set(`${path}[${out.length}]`, `${path}[${r.i}]`);
+          out.push(v);
+        }
       }
       return out.length || required ? out : undefined;
     };
