@@ -91,7 +91,9 @@ type Engine struct {
 	turns    sync.WaitGroup // running turn goroutines
 }
 
-// sweepBatch bounds the owed turns one sweep claims.
+// sweepBatch bounds the expired parks one sweep resolves and the owed
+// turns it claims, so that a tick's cost follows the batch, not the number
+// of parks the store holds; a backlog is worked off a batch a tick.
 const sweepBatch = 100
 
 // NewEngine returns an engine and starts its loop, which resolves parks
@@ -218,7 +220,7 @@ func (e *Engine) loop() {
 func (e *Engine) sweep() {
 	ctx := context.Background()
 	now := e.clock.Now()
-	parks, err := e.cfg.Store.ExpiredParks(ctx, now)
+	parks, err := e.cfg.Store.ExpiredParks(ctx, now, sweepBatch)
 	if err != nil {
 		e.log.Error("list expired parks", "err", err)
 	}

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -402,6 +404,14 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeStorage, "Failed to list messages."))
 		return
 	}
+	var cards map[string][]object
+	if len(msgs) > 0 {
+		if cards, err = c.resolvedCards(ctx, sess.ConversationID, f.Cursor, msgs[len(msgs)-1].ID); err != nil {
+			c.srv.log.Error("list cards", "err", err)
+			c.send(errorEvent(f.RequestID, codeStorage, "Failed to list messages."))
+			return
+		}
+	}
 	out := make([]object, len(msgs))
 	for i, m := range msgs {
 		dir := "outbound"
@@ -410,12 +420,103 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 		}
 		out[i] = object{"id": m.ID, "direction": dir, "content": object{"text": m.Text},
 			"createdAt": m.CreatedAt.UTC().Format(time.RFC3339Nano)}
+		if list := cards[m.ID]; len(list) > 0 {
+			out[i]["interactions"] = list
+		}
 	}
 	var next any
 	if more && len(msgs) > 0 {
 		next = msgs[len(msgs)-1].ID
 	}
 	c.send(immediate(f.RequestID, 200, "ConversationMessages", object{"messages": out, "nextCursor": next, "hasMore": more}))
+}
+
+// maxCardWalk bounds how many stored messages one history page reads to
+// find its cards; the cards of turns past it are left out.
+const maxCardWalk = 2000
+
+// resolvedCards finds the cards of the turns on a history page (a kindkit
+// extension): per user message id, oldest first, each card its turn raised
+// and that ended, as {kind, spec, reason, outcome}. The spec is the raise's
+// arguments made canonical again by the kind, so it is what the card
+// showed; the outcome is the raise call's result, the canonical payload
+// {status, values?, message?} ("withdrawn" when the person wrote instead).
+// A raise that failed, went the conversational way or has no result yet
+// (the pending card, which is sent again as interaction_required) is not
+// listed. It reads the conversation's messages newest first from before
+// (the page's cursor) down to oldest, the page's oldest message.
+func (c *conn) resolvedCards(ctx context.Context, conversationID, before, oldest string) (map[string][]object, error) {
+	catalog := c.srv.cfg.Catalog
+	if catalog == nil {
+		return nil, nil
+	}
+	roles := []store.Role{store.RoleUser, store.RoleReply, store.RoleAssistant, store.RoleTool}
+	out := map[string][]object{}
+	results := map[string]*store.Message{} // tool call id → its result, seen before its call
+	var turn []object                      // the cards of the turn being read, newest first
+	for read := 0; read < maxCardWalk; {
+		msgs, more, err := c.srv.cfg.Store.Messages(ctx, conversationID, roles, before, 100)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			read++
+			switch m.Role {
+			case store.RoleTool:
+				results[m.ToolCallID] = m
+			case store.RoleAssistant:
+				for i := len(m.ToolCalls) - 1; i >= 0; i-- {
+					if card := resolvedCard(catalog, m.ToolCalls[i], results[m.ToolCalls[i].ID]); card != nil {
+						turn = append(turn, card)
+					}
+				}
+			case store.RoleUser:
+				if len(turn) > 0 {
+					slices.Reverse(turn)
+					out[m.ID] = turn
+					turn = nil
+				}
+			}
+			if m.ID == oldest {
+				return out, nil
+			}
+		}
+		if !more || len(msgs) == 0 {
+			break
+		}
+		before = msgs[len(msgs)-1].ID
+	}
+	return out, nil
+}
+
+// resolvedCard is one raise call's card, or nil when call is not a kind's
+// raise or did not end in a payload.
+func resolvedCard(catalog *kindkit.Catalog, call store.ToolCall, result *store.Message) object {
+	k, ok := catalog.ByTool(call.Name)
+	if !ok || result == nil {
+		return nil
+	}
+	var p struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal([]byte(result.Text), &p) != nil {
+		return nil
+	}
+	switch kindkit.Status(p.Status) {
+	case kindkit.StatusSubmitted, kindkit.StatusDeclined, kindkit.StatusNoResponse:
+		if result.IsError {
+			return nil
+		}
+	case "withdrawn":
+	default:
+		return nil // a fallback directive, or an error
+	}
+	raise, err := k.ParseRaise([]byte(call.Arguments))
+	if err != nil {
+		return nil
+	}
+	return object{"kind": k.Descriptor().Name, "spec": raise.Spec.JSON, "reason": raise.Reason,
+		"outcome": json.RawMessage(result.Text)}
 }
 
 // pageSize is a list's length: the frame's limit, 50 when it gives none,

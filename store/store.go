@@ -267,8 +267,11 @@ type Store interface {
 	// as it is after the take; ok is false when it was not pending any
 	// more (and nothing is written).
 	TakePark(ctx context.Context, id string, a Answer) (p *Park, ok bool, err error)
-	// ExpiredParks returns pending parks whose deadline is before now.
-	ExpiredParks(ctx context.Context, now time.Time) ([]*Park, error)
+	// ExpiredParks returns up to limit pending parks whose deadline is
+	// before now, the earliest deadline first (a park without one first of
+	// all). A store serves it from an index on the deadline: its cost
+	// follows limit, not the number of parks.
+	ExpiredParks(ctx context.Context, now time.Time, limit int) ([]*Park, error)
 
 	// SaveStep stores a step of the owed turn held by l, renewing the
 	// lease to l.Until; ErrLeaseLost when l is not held.

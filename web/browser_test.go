@@ -330,7 +330,7 @@ func TestBrowser(t *testing.T) {
 		if got := p.text(planErr); got != "" {
 			t.Errorf("stale Plan error %q after the answer", got)
 		}
-		if got := p.text(card + ` .card-status`); !strings.Contains(got, "Answered") {
+		if got := p.text(card + ` .card-status`); got != "Plan: Pro" {
 			t.Errorf("card status %q", got)
 		}
 		if eval[bool](p, `[...document.querySelectorAll('.tool[data-tool="request_choices"]')].some(x => x.offsetParent !== null)`) {

@@ -327,3 +327,117 @@ func signupKind(t *testing.T) kindkit.Kind {
 	}
 	return k
 }
+
+// TestCardSchemaFromSpec: with an x-ui schemaFrom hint the form is drawn
+// from the schema the spec carries, as an MCP server's elicitation does
+// (its requestedSchema, written for people): titles are the labels,
+// descriptions the help, defaults are filled in, titled and named options
+// are chips with their names, a small integer range is a row of buttons;
+// the kind's own Values schema draws nothing, and nothing in the schema
+// runs as HTML.
+func TestCardSchemaFromSpec(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const values = `{"type":"object","description":"The content object, for the model.",
+		"x-ui":{"title":"A form from a tool","schemaFrom":"/requestedSchema"},
+		"properties":{"ignored":{"type":"string","x-ui":{"label":"Drawn from values.json"}}}}`
+	form, err := kindkit.NewKind[map[string]any, map[string]any](kindkit.Descriptor{
+		Name: "mcp_form", Capability: "mcp_form", ToolName: "request_mcp_form", Source: "test/mcp_form.schema.json",
+		ToolSchema: `{"type":"object","properties":{"message":{"type":"string"},"requestedSchema":{"type":"object"},"server":{"type":"string"},"reason":{"type":"string"}},"required":["message","requestedSchema","reason"]}`,
+		Schema: `{"$defs":{"Spec":{"type":"object","required":["message","requestedSchema"],"properties":{
+			"message":{"type":"string"},"requestedSchema":{"type":"object"},"server":{"type":"string"}}},
+			"Values":` + values + `}}`,
+		ValuesSchema: values,
+	}, surveyRules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withForm, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), form)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const requested = `{"type":"object","required":["email","topics"],"properties":{
+		"name":{"type":"string","title":"Your name","description":"As printed on your badge.","minLength":2,"default":"Ada"},
+		"email":{"type":"string","format":"email","title":"Work email"},
+		"plan":{"type":"string","title":"Plan","enum":["basic","pro"],"enumNames":["Basic","Pro"],"default":"pro"},
+		"size":{"type":"string","title":"Team size","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]},
+		"seats":{"type":"integer","title":"Seats","minimum":1,"maximum":5,"default":2},
+		"budget":{"type":"number","title":"Budget <b>USD</b>","minimum":0,"maximum":10000},
+		"urgent":{"type":"boolean","title":"Urgent","default":true},
+		"topics":{"type":"array","title":"Topics","minItems":1,"default":["sso"],
+			"items":{"anyOf":[{"const":"pricing","title":"Pricing"},{"const":"sso","title":"Single sign-on"}]}},
+		"start":{"type":"string","format":"date","title":"Start"},
+		"site":{"type":"string","format":"uri","title":"Website"}}}`
+	args, err := json.Marshal(map[string]any{"message": "Tell us about your team.", "requestedSchema": json.RawMessage(requested),
+		"server": "acme", "reason": "the acme tool asks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t)
+	p := newPage(t, browser)
+	p.open(startServer(t, withForm, []agent.ScriptEntry{
+		{Kind: "toolCall", Name: "request_mcp_form", Arguments: string(args)},
+		{Kind: "text", Text: "Got it."},
+	}))
+	p.say("set me up", true)
+	card := `.card[data-kind="mcp_form"]`
+	p.do("the form card", chromedp.WaitVisible(chromedp.CSS(card+` [data-field="plan"] .chip`)))
+	text := p.text(card)
+	for _, want := range []string{"Tell us about your team.", "A form from a tool", "Your name", "As printed on your badge.", "Work email", "Team size", "Budget <b>USD</b>"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the card lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Drawn from values.json") {
+		t.Errorf("the card draws the kind's own Values schema:\n%s", text)
+	}
+	if n := eval[int](p, `document.querySelectorAll('`+card+` .card-body b').length`); n != 0 {
+		t.Errorf("%d <b> elements: a title ran as HTML", n)
+	}
+	shape := eval[[]string](p, `[
+		'input[name="name"][type="text"]',
+		'input[name="email"][type="email"]',
+		'[data-field="plan"] .chip[data-value="pro"][aria-pressed="true"]',
+		'[data-field="plan"] .chip[data-value="basic"][aria-pressed="false"]',
+		'[data-field="size"] .chip[data-value="l"][aria-pressed="false"]',
+		'[data-field="seats"] .chips.scale .chip[data-value="2"][aria-pressed="true"]',
+		'input[name="budget"][type="number"][min="0"][max="10000"]',
+		'[data-field="urgent"] input[role="switch"]:checked',
+		'[data-field="topics"] .chip[data-value="sso"][aria-pressed="true"]',
+		'[data-field="topics"] .chip[data-value="pricing"][aria-pressed="false"]',
+		'input[name="start"][type="date"]',
+		'input[name="site"][type="url"]',
+	].filter(s => !document.querySelector('`+card+` ' + s))`)
+	if len(shape) > 0 {
+		t.Fatalf("the form lacks %q", shape)
+	}
+	// The field order is the spec's as the server sends it (a map here,
+	// so sorted by key); within a field the options keep theirs.
+	chips := eval[[]string](p, `[...document.querySelectorAll('`+card+` .chip')].map(c => c.innerText)`)
+	if got := strings.Join(chips, ","); got != "Basic,Pro,1,2,3,4,5,Small,Large,Pricing,Single sign-on" {
+		t.Errorf("chips %q, want the options' names", got)
+	}
+	if got := eval[string](p, `document.querySelector('`+card+` input[name="name"]').value`); got != "Ada" {
+		t.Errorf("name box holds %q, want its default", got)
+	}
+	p.checkLabels(card)
+
+	// The schema's own checks, before the server sees anything.
+	p.do("submit without an email", chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	emailErr := card + ` [data-field="email"] .field-error`
+	p.do("the email error", chromedp.WaitVisible(chromedp.CSS(emailErr)))
+	if got := p.text(emailErr); !strings.Contains(got, "required") {
+		t.Errorf("email error %q", got)
+	}
+	p.do("fill and submit",
+		chromedp.SendKeys(chromedp.CSS(card+` input[name="email"]`), "ada@example.com"),
+		chromedp.Click(chromedp.CSS(card+` [data-field="size"] .chip[data-value="l"]`)),
+		chromedp.Click(chromedp.CSS(card+` [data-field="topics"] .chip[data-value="pricing"]`)),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	checkSubmitted(t, p, "request_mcp_form", map[string]any{
+		"name": "Ada", "email": "ada@example.com", "plan": "pro", "size": "l", "seats": 2.0, "urgent": true,
+		"topics": []any{"pricing", "sso"}})
+}

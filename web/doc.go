@@ -3,9 +3,9 @@
 //
 // Handler serves three things:
 //
-//   - GET / — the chat page (static/index.html, app.js and style.css, plain
-//     HTML, CSS and JavaScript embedded in the binary: no build step, no
-//     external network or CDN);
+//   - GET / — the chat page (static/index.html, style.css and app.js with
+//     its ES modules under static/js: plain HTML, CSS and JavaScript
+//     embedded in the binary, no build step, no external network or CDN);
 //   - GET /static/… — those assets;
 //   - GET /kinds — the catalog as JSON, one entry per kind:
 //     {name, capability, toolName, toolSchema, valuesSchema}. toolSchema is

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -136,8 +137,9 @@ func TestStatic(t *testing.T) {
 	cases := []struct {
 		path, ctype, contains string
 	}{
-		{"/", "text/html", `<script src="/static/app.js"`},
-		{"/static/app.js", "javascript", "submit_interaction"},
+		{"/", "text/html", `<script type="module" src="/static/app.js">`},
+		{"/static/app.js", "javascript", `from "./js/main.js"`},
+		{"/static/js/cards.js", "javascript", "submit_interaction"},
 		{"/static/style.css", "text/css", ":focus-visible"},
 	}
 	for _, c := range cases {
@@ -174,7 +176,15 @@ func TestStatic(t *testing.T) {
 // The page embeds no external URL: it must work on a closed network.
 func TestNoExternalURLs(t *testing.T) {
 	h := web.Handler(nil)
-	for _, p := range []string{"/", "/static/app.js", "/static/style.css"} {
+	paths := []string{"/", "/static/app.js", "/static/style.css"}
+	modules, err := os.ReadDir("static/js")
+	if err != nil || len(modules) == 0 {
+		t.Fatalf("the page's modules: %v", err)
+	}
+	for _, m := range modules {
+		paths = append(paths, "/static/js/"+m.Name())
+	}
+	for _, p := range paths {
 		b := body(t, get(t, h, http.MethodGet, p, nil))
 		for _, bad := range []string{"http://", "https://", "//cdn", "@import"} {
 			if strings.Contains(b, bad) {

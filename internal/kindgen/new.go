@@ -22,7 +22,10 @@ func NewKind(root, name string) ([]string, error) {
 	if token.IsKeyword(pkg) || !token.IsIdentifier(pkg) {
 		return nil, fmt.Errorf("kindgen new: %q would make the package name %q, which Go does not allow", name, pkg)
 	}
-	data := struct{ Name, Package, Type, Module string }{Name: name, Package: pkg, Type: camel(name)}
+	// Title is the card's heading on the web page until the kind says better.
+	title := strings.ReplaceAll(name, "_", " ")
+	title = strings.ToUpper(title[:1]) + title[1:]
+	data := struct{ Name, Package, Type, Title, Module string }{Name: name, Package: pkg, Type: camel(name), Title: title}
 	files := map[string]*template.Template{
 		filepath.Join(SpecDir, strings.ReplaceAll(name, "_", "-")+".schema.json"): schemaTemplate,
 		filepath.Join("kinds", pkg, "rules.go"):                                   rulesTemplate,
@@ -61,7 +64,7 @@ func NewKind(root, name string) ([]string, error) {
 
 var schemaTemplate = template.Must(template.New("schema").Parse(`{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "$comment": "The {{.Name}} interaction kind. Spec is what the agent asks (the raise tool's parameters, plus a reason kindkit adds); Values is what the person submits (the turn resumes with kindkit's payload around them). Describe every property: the model reads these descriptions. Then run go generate ./...",
+  "$comment": "The {{.Name}} interaction kind. Spec is what the agent asks (the raise tool's parameters, plus a reason kindkit adds); Values is what the person submits (the turn resumes with kindkit's payload around them). Describe every property: the model reads these descriptions. The x-ui hints are what the web page shows the person instead (docs/adding-a-kind.md, section 5). Then run go generate ./...",
   "title": "{{.Type}}",
   "description": "TODO: one sentence on what this card asks.",
   "x-kind": {
@@ -87,8 +90,15 @@ var schemaTemplate = template.Must(template.New("schema").Parse(`{
       "type": "object",
       "required": ["answer"],
       "additionalProperties": false,
+      "x-ui": { "title": "{{.Title}}", "text": ["/prompt"] },
       "properties": {
-        "answer": { "type": "string", "description": "The person's answer." }
+        "answer": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 2000,
+          "description": "The person's answer.",
+          "x-ui": { "label": "Your answer", "widget": "textarea" }
+        }
       }
     }
   }

@@ -3,7 +3,7 @@
 // and a canned server that sends the same frames with no logic at all, so
 // that every figure measured against kindkit has its floor.
 //
-// Four modes, chosen by flags (kindload -h lists them all):
+// Five modes, chosen by flags (kindload -h lists them all):
 //
 //   - Cycle mode (the default): -c users run -n cycles in all (or run for
 //     -d). Each cycle opens a fresh socket, creates a session that
@@ -44,6 +44,19 @@
 //     from writing the resume's create_conversation_session to reading
 //     the card again and from writing submit_interaction to reading
 //     eventual_response.
+//
+//   - Parks mode (-parks N,N… -store DSN -server PATH, kindkit only):
+//     fills a SQLite or PostgreSQL store directly (sqlstore.Load, a
+//     transaction per -fill-batch parks) up to each N pending parks in
+//     turn, each in its own conversation as the demo model parks it
+//     (conversation, session, two messages, park). At each step it times
+//     the due-parks query (ExpiredParks with the engine's batch, with none
+//     due and with all due), starts the kindserver binary on the store and
+//     times it up to its first 200 on /healthz, reads its VmRSS, resumes
+//     -resumes parks picked at random as reconnect mode resumes them (new
+//     socket, the same card again, submit, the rest of the turn), reads
+//     the server's own due-parks latency per tick from /metrics, and
+//     stops it (SIGTERM). scripts/parks.sh runs it on both stores.
 //
 //   - Canned floor (-canned ADDR): serves /ws and /debug/stats on ADDR
 //     until SIGINT or SIGTERM. Each connection has kindkit's shape (the

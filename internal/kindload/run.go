@@ -25,6 +25,12 @@ const usage = `kindload measures a Rich Interactions server (kindkit's kindserve
       every socket, then resume each conversation on a new socket: expect
       the same card again, submit it with the new session, read the rest of
       the turn.
+  kindload -parks N,N… -store DSN -server PATH [-addr HOST:PORT] [-resumes N] [-dial-c N] [-json]
+      fill the store directly up to each N pending parks in turn (each in
+      its own conversation, as the demo model parks them), time the
+      due-parks query, start kindserver on the store and time its start,
+      read its RSS, resume -resumes parks picked at random on new sockets,
+      read its sweep latency from /metrics, stop it.
   kindload -canned HOST:PORT
       serve the same frames with no logic (the floor) until SIGINT/SIGTERM.
 
@@ -60,6 +66,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Tail, "tail", false, "after eventual_response, ping and check every event up to the pong (catches events after the terminal one; costs a round trip)")
 	fs.IntVar(&cfg.PID, "pid", 0, "the server's process id (default: the pid /debug/stats reports)")
 	fs.StringVar(&cfg.StatsAddr, "stats-addr", "", "the `host:port` serving GET /debug/stats, e.g. kindserver's -debug-addr (default: -addr)")
+	parks := fs.String("parks", "", "parks mode: fill the store to each of these `COUNTS` of pending parks (e.g. 0,1000,100000) and measure kindserver on it")
+	var pc ParksConfig
+	fs.StringVar(&pc.Store, "store", "", "parks mode: the store to fill and serve, as a `DSN` (sqlite:PATH or postgres://…)")
+	fs.StringVar(&pc.Server, "server", "", "parks mode: the kindserver binary to start on the store")
+	fs.IntVar(&pc.Resumes, "resumes", 200, "parks mode: parks resumed at each step")
+	fs.IntVar(&pc.Batch, "fill-batch", 10000, "parks mode: parks written in one transaction of the fill")
+	fs.IntVar(&pc.Ticks, "ticks", sweepTicks, "parks mode: the server's sweep ticks to average (it ticks once a second)")
 	canned := fs.String("canned", "", "serve the canned floor on `host:port` until SIGINT/SIGTERM")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the summary")
 	if err := fs.Parse(args); err != nil {
@@ -109,6 +122,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err    error
 	)
 	switch {
+	case *parks != "":
+		if pc.Steps, err = parseSteps(*parks); err != nil {
+			fmt.Fprintf(stderr, "kindload: %v\n", err)
+			return 2
+		}
+		var r *ParksReport
+		r, err = RunParks(ctx, cfg, pc)
+		if r != nil && err == nil {
+			report = r
+			for _, s := range r.Steps {
+				failed = failed || s.Failed > 0
+			}
+		}
 	case cfg.Reconnect > 0:
 		var r *ReconnectReport
 		r, err = RunReconnect(ctx, cfg)

@@ -138,9 +138,9 @@ func (t *timedStore) TakePark(ctx context.Context, id string, a store.Answer) (*
 	return t.s.TakePark(ctx, id, a)
 }
 
-func (t *timedStore) ExpiredParks(ctx context.Context, now time.Time) ([]*store.Park, error) {
+func (t *timedStore) ExpiredParks(ctx context.Context, now time.Time, limit int) ([]*store.Park, error) {
 	defer t.since(opExpiredParks, time.Now())
-	return t.s.ExpiredParks(ctx, now)
+	return t.s.ExpiredParks(ctx, now, limit)
 }
 
 func (t *timedStore) SaveStep(ctx context.Context, l store.Lease, s store.Step) error {

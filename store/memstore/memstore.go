@@ -367,14 +367,21 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 	return clonePark(p), true, nil
 }
 
-func (s *Store) ExpiredParks(_ context.Context, now time.Time) ([]*store.Park, error) {
+// ExpiredParks looks at every park: the memory store is for tests and
+// small deployments, not for a million parked cards.
+func (s *Store) ExpiredParks(_ context.Context, now time.Time, limit int) ([]*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*store.Park
 	for _, p := range s.parks {
 		if p.State == store.ParkPending && p.Deadline.Before(now) {
-			out = append(out, clonePark(p))
+			out = append(out, p)
 		}
+	}
+	slices.SortFunc(out, func(a, b *store.Park) int { return a.Deadline.Compare(b.Deadline) })
+	out = out[:min(len(out), max(limit, 0))]
+	for i, p := range out {
+		out[i] = clonePark(p)
 	}
 	return out, nil
 }

@@ -21,6 +21,10 @@ func TestConformance(t *testing.T) {
 
 func BenchmarkCycle(b *testing.B) { storetest.Bench(b, memstore.New()) }
 
+func BenchmarkOps(b *testing.B) {
+	storetest.BenchOps(b, func(b *testing.B) store.Store { return memstore.New() })
+}
+
 // A store with retention forgets a finished conversation and its sessions,
 // and keeps one with a pending park.
 func TestRetention(t *testing.T) {

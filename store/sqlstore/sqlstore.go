@@ -866,14 +866,22 @@ func (s *Store) queryParks(ctx context.Context, query string, args ...any) ([]*s
 	return out, rows.Err()
 }
 
-func (s *Store) ExpiredParks(ctx context.Context, now time.Time) ([]*store.Park, error) {
+// ExpiredParks reads the index parks_pending_due, on the same expression
+// as its WHERE and ORDER BY: the first limit entries of the pending parks'
+// deadlines, however many parks wait. (deadline IS NULL OR deadline < $1
+// could not be one range of an index on deadline, and was a scan of the
+// whole index on every tick.) A park without a deadline counts as due
+// since 1970.
+func (s *Store) ExpiredParks(ctx context.Context, now time.Time, limit int) ([]*store.Park, error) {
 	n, err := nanos(now)
 	if err != nil {
 		return nil, s.wrap("list expired parks", err)
 	}
-	out, err := s.queryParks(ctx, `SELECT `+parkCols+` FROM parks WHERE state = 'pending' AND (deadline IS NULL OR deadline < $1) ORDER BY deadline`, n)
+	out, err := s.queryParks(ctx, expiredParks, n, max(limit, 0))
 	if err != nil {
 		return nil, s.wrap("list expired parks", err)
 	}
 	return out, nil
 }
+
+const expiredParks = `SELECT ` + parkCols + ` FROM parks WHERE state = 'pending' AND COALESCE(deadline, 0) < $1 ORDER BY COALESCE(deadline, 0) LIMIT $2`

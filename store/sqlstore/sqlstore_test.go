@@ -256,6 +256,19 @@ func BenchmarkCyclePostgres(b *testing.B) {
 	storetest.Bench(b, openT(b, postgresDSN(b)))
 }
 
+// BenchmarkOps*: each store operation of the hot path alone (see
+// storetest.BenchOps).
+func BenchmarkOpsSQLite(b *testing.B) {
+	storetest.BenchOps(b, func(b *testing.B) store.Store { return openT(b, sqliteDSN(b)) })
+}
+
+func BenchmarkOpsPostgres(b *testing.B) {
+	if os.Getenv("KINDKIT_TEST_POSTGRES") == "" {
+		b.Skip("KINDKIT_TEST_POSTGRES not set")
+	}
+	storetest.BenchOps(b, func(b *testing.B) store.Store { return openT(b, postgresDSN(b)) })
+}
+
 // BenchmarkParallelSQLite compares, under concurrent load, the one-writer
 // SQLite store with and without a separate pool of read connections. Each
 // operation is one interaction cycle plus the reads a server makes around

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -68,4 +69,148 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 	return s.SaveStep(ctx, lease, store.Step{Turn: p.Turn, Done: true, Messages: []*store.Message{
 		{ID: id + "-m4", ConversationID: id, Role: store.RoleAssistant, Text: "Done: you are on Pro now.", CreatedAt: now},
 		{ID: id + "-m5", ConversationID: id, Role: store.RoleReply, Text: "Sure. Done: you are on Pro now.", CreatedAt: now}}})
+}
+
+// BenchOps benchmarks, one by one, the store operations of the hot path:
+// what a cycle, a resume and the sweep ask of the store. Each
+// sub-benchmark opens a fresh store with open and, where an operation
+// needs records to act on, makes them before the timer starts.
+func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
+	ctx := context.Background()
+	now := time.Now()
+	call := store.ToolCall{ID: "call", Name: "request_choices", Arguments: string(cycleSpec)}
+	park := func(conv string) *store.Park {
+		return &store.Park{ID: conv + "-p", Type: store.ParkInteraction, ConversationID: conv, SessionID: conv + "-s", Kind: "choices",
+			Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(time.Hour), State: store.ParkPending,
+			Turn: store.TurnState{RequestID: conv + "-r", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}
+	}
+	msg := func(conv, id string, role store.Role) *store.Message {
+		return &store.Message{ID: id, ConversationID: conv, Role: role, Text: "I want to upgrade my plan", CreatedAt: now}
+	}
+	// conv makes conversation id with a session; with parked, its pending
+	// park too.
+	conv := func(b *testing.B, s store.Store, id string, parked bool) {
+		if err := s.CreateConversation(ctx, &store.Conversation{ID: id, Supports: []string{"choice_chips"}, CreatedAt: now}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.CreateSession(ctx, &store.Session{ID: id + "-s", ConversationID: id}); err != nil {
+			b.Fatal(err)
+		}
+		if parked {
+			if _, err := s.SavePark(ctx, park(id), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	ops := []struct {
+		name  string
+		setup func(b *testing.B, s store.Store) // before the timer
+		op    func(s store.Store, i int) error
+	}{
+		{"create_conversation", nil, func(s store.Store, i int) error {
+			return s.CreateConversation(ctx, &store.Conversation{ID: "c" + strconv.Itoa(i), CreatedAt: now})
+		}},
+		{"create_session", func(b *testing.B, s store.Store) { conv(b, s, "c", false) }, func(s store.Store, i int) error {
+			return s.CreateSession(ctx, &store.Session{ID: "s" + strconv.Itoa(i), ConversationID: "c", AgentID: "agent"})
+		}},
+		{"append_message", func(b *testing.B, s store.Store) { conv(b, s, "c", false) }, func(s store.Store, i int) error {
+			return s.AppendMessages(ctx, msg("c", "m"+strconv.Itoa(i), store.RoleUser))
+		}},
+		{"save_park", func(b *testing.B, s store.Store) {
+			for i := range b.N {
+				conv(b, s, "c"+strconv.Itoa(i), false)
+			}
+		}, func(s store.Store, i int) error {
+			_, err := s.SavePark(ctx, park("c"+strconv.Itoa(i)), nil)
+			return err
+		}},
+		{"pending_park", func(b *testing.B, s store.Store) { conv(b, s, "c", true) }, func(s store.Store, i int) error {
+			_, err := s.PendingPark(ctx, "c")
+			return err
+		}},
+		{"take_park", func(b *testing.B, s store.Store) {
+			for i := range b.N {
+				conv(b, s, "c"+strconv.Itoa(i), true)
+			}
+		}, func(s store.Store, i int) error {
+			c := "c" + strconv.Itoa(i)
+			_, ok, err := s.TakePark(ctx, c+"-p", store.Answer{State: store.ParkResolved,
+				Messages: []*store.Message{{ID: c + "-t", ConversationID: c, Role: store.RoleTool, Text: `{"status":"submitted"}`, ToolCallID: call.ID, ToolName: call.Name, CreatedAt: now}},
+				Lease:    &store.Lease{ParkID: c + "-p", Owner: "bench", Until: now.Add(time.Minute)}})
+			if err == nil && !ok {
+				err = store.ErrNotFound
+			}
+			return err
+		}},
+		{"save_step", func(b *testing.B, s store.Store) {
+			conv(b, s, "c", true)
+			if _, _, err := s.TakePark(ctx, "c-p", store.Answer{State: store.ParkResolved, Lease: &store.Lease{ParkID: "c-p", Owner: "bench", Until: now.Add(time.Minute)}}); err != nil {
+				b.Fatal(err)
+			}
+		}, func(s store.Store, i int) error {
+			return s.SaveStep(ctx, store.Lease{ParkID: "c-p", Owner: "bench", Until: now.Add(time.Minute)}, store.Step{
+				Turn: store.TurnState{RequestID: "r", Text: "Done."}, Messages: []*store.Message{msg("c", "a"+strconv.Itoa(i), store.RoleAssistant)}})
+		}},
+		{"renew_lease", func(b *testing.B, s store.Store) {
+			conv(b, s, "c", true)
+			if _, _, err := s.TakePark(ctx, "c-p", store.Answer{State: store.ParkResolved, Lease: &store.Lease{ParkID: "c-p", Owner: "bench", Until: now.Add(time.Minute)}}); err != nil {
+				b.Fatal(err)
+			}
+		}, func(s store.Store, i int) error {
+			return s.RenewLease(ctx, store.Lease{ParkID: "c-p", Owner: "bench", Until: now.Add(time.Minute + time.Duration(i))})
+		}},
+		{"conversation", func(b *testing.B, s store.Store) { conv(b, s, "c", false) }, func(s store.Store, i int) error {
+			_, err := s.Conversation(ctx, "c")
+			return err
+		}},
+		{"session", func(b *testing.B, s store.Store) { conv(b, s, "c", false) }, func(s store.Store, i int) error {
+			_, err := s.Session(ctx, "c-s")
+			return err
+		}},
+		{"messages_history", func(b *testing.B, s store.Store) {
+			conv(b, s, "c", false)
+			for i := range 20 {
+				if err := s.AppendMessages(ctx, msg("c", "m"+strconv.Itoa(i), store.RoleUser), msg("c", "a"+strconv.Itoa(i), store.RoleAssistant)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}, func(s store.Store, i int) error {
+			_, _, err := s.Messages(ctx, "c", []store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool}, "", 50)
+			return err
+		}},
+		{"expired_parks_none_due", func(b *testing.B, s store.Store) {
+			for i := range 1000 {
+				conv(b, s, "c"+strconv.Itoa(i), true)
+			}
+		}, func(s store.Store, i int) error {
+			_, err := s.ExpiredParks(ctx, now, 100)
+			return err
+		}},
+		{"expired_parks_100_due", func(b *testing.B, s store.Store) {
+			for i := range 1000 {
+				conv(b, s, "c"+strconv.Itoa(i), true)
+			}
+		}, func(s store.Store, i int) error {
+			ps, err := s.ExpiredParks(ctx, now.Add(2*time.Hour), 100)
+			if err == nil && len(ps) != 100 {
+				err = fmt.Errorf("%d parks due, want 100", len(ps))
+			}
+			return err
+		}},
+	}
+	for _, o := range ops {
+		b.Run(o.name, func(b *testing.B) {
+			s := open(b)
+			if o.setup != nil {
+				o.setup(b, s)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := o.op(s, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

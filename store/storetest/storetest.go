@@ -499,7 +499,7 @@ func testParkReplaced(t *testing.T, s store.Store) {
 	if got.ID != "new" {
 		t.Errorf("PendingPark = %s, want new", got.ID)
 	}
-	expired, err := s.ExpiredParks(ctx, at(0))
+	expired, err := s.ExpiredParks(ctx, at(0), 10)
 	must(t, err)
 	if len(expired) != 1 || expired[0].ID != "new" {
 		t.Errorf("ExpiredParks = %v, want only new", ids(expired))
@@ -568,7 +568,7 @@ func testExpiredParks(t *testing.T, s store.Store) {
 	for _, c := range []string{"past1", "past2", "future", "exact", "taken", "nothing"} {
 		newConv(t, s, c)
 	}
-	got, err := s.ExpiredParks(ctx, now)
+	got, err := s.ExpiredParks(ctx, now, 10)
 	must(t, err)
 	if len(got) != 0 {
 		t.Errorf("ExpiredParks with no parks = %v", ids(got))
@@ -579,30 +579,53 @@ func testExpiredParks(t *testing.T, s store.Store) {
 	savePark(t, s, p2)
 	savePark(t, s, newPark("future", "p-future", now.Add(time.Microsecond)))
 	savePark(t, s, newPark("exact", "p-exact", now)) // not before now
-	savePark(t, s, newPark("taken", "p-taken", now.Add(-time.Hour)))
+	savePark(t, s, newPark("taken", "p-taken", now.Add(-2*time.Hour)))
 	if _, ok, err := s.TakePark(ctx, "p-taken", store.Answer{State: store.ParkCancelled}); err != nil || !ok {
 		t.Fatalf("TakePark(p-taken) = %v, %v", ok, err)
 	}
-	got, err = s.ExpiredParks(ctx, now)
+	got, err = s.ExpiredParks(ctx, now, 10)
 	must(t, err)
-	slices.SortFunc(got, func(a, b *store.Park) int { return a.Deadline.Compare(b.Deadline) })
 	if d := cmp.Diff([]*store.Park{p1, p2}, got, opts); d != "" {
 		t.Errorf("ExpiredParks (-want +got):\n%s", d)
 	}
-	got, err = s.ExpiredParks(ctx, now.Add(2*time.Hour))
+	got, err = s.ExpiredParks(ctx, now.Add(2*time.Hour), 10)
 	must(t, err)
-	if want := []string{"p-exact", "p-future", "p-past1", "p-past2"}; !slices.Equal(ids(got), want) {
-		t.Errorf("ExpiredParks(now+2h) = %v, want %v", ids(got), want)
+	if want := []string{"p-past1", "p-past2", "p-exact", "p-future"}; !slices.Equal(unsorted(got), want) {
+		t.Errorf("ExpiredParks(now+2h) = %v, want %v (earliest deadline first)", unsorted(got), want)
+	}
+	// The limit keeps the earliest: a sweep's batch.
+	for limit, want := range [][]string{nil, {"p-past1"}, {"p-past1", "p-past2"}, {"p-past1", "p-past2", "p-exact"}} {
+		got, err = s.ExpiredParks(ctx, now.Add(2*time.Hour), limit)
+		must(t, err)
+		if !slices.Equal(unsorted(got), want) {
+			t.Errorf("ExpiredParks(now+2h, limit %d) = %v, want %v", limit, unsorted(got), want)
+		}
 	}
 	// Listing does not take.
 	if _, ok, err := s.TakePark(ctx, "p-past1", store.Answer{State: store.ParkExpired}); err != nil || !ok {
 		t.Errorf("TakePark(p-past1) after listing = %v, %v", ok, err)
 	}
-	got, err = s.ExpiredParks(ctx, now)
+	got, err = s.ExpiredParks(ctx, now, 10)
 	must(t, err)
 	if want := []string{"p-past2"}; !slices.Equal(ids(got), want) {
 		t.Errorf("ExpiredParks after a take = %v, want %v", ids(got), want)
 	}
+	// A park without a deadline is due, before any with one.
+	savePark(t, s, newPark("nothing", "p-none", time.Time{}))
+	got, err = s.ExpiredParks(ctx, now, 1)
+	must(t, err)
+	if want := []string{"p-none"}; !slices.Equal(unsorted(got), want) {
+		t.Errorf("ExpiredParks(limit 1) with a park without a deadline = %v, want %v", unsorted(got), want)
+	}
+}
+
+// unsorted is the parks' ids in the order the store gave them.
+func unsorted(ps []*store.Park) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.ID)
+	}
+	return out
 }
 
 // testNoAliases: a store keeps its own copies; neither the records handed
@@ -670,7 +693,7 @@ func testNoAliases(t *testing.T, s store.Store) {
 	gp, err := s.PendingPark(ctx, "c1")
 	must(t, err)
 	mutatePark(gp)
-	ex, err := s.ExpiredParks(ctx, at(0))
+	ex, err := s.ExpiredParks(ctx, at(0), 10)
 	must(t, err)
 	for _, p := range ex {
 		mutatePark(p)

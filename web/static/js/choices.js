@@ -1,0 +1,76 @@
+// The choices card: chips and an "Other" box per question.
+import { errorSlot } from "./cards.js";
+import { h, uid } from "./core.js";
+import { clip } from "./summary.js";
+
+export function choicesTitle(spec) {
+  const n = (spec.questions || []).length;
+  return n > 1 ? "A few questions" : "A quick question";
+}
+
+// choicesSummary is each question's header and what was picked or written.
+export function choicesSummary(spec, values) {
+  const answers = values && Array.isArray(values.answers) ? values.answers : [];
+  return answers.map((a) => {
+    if (!a || typeof a !== "object") return "";
+    const picks = [...(Array.isArray(a.options) ? a.options : []), a.other].filter((x) => typeof x === "string" && x.trim()).map(clip);
+    return picks.length ? `${a.header}: ${picks.join(", ")}` : "";
+  });
+}
+
+export function renderChoices(card, spec, body) {
+  const questions = spec.questions || [];
+  const readers = [];
+  for (const q of questions) {
+    const multi = q.multiSelect === true;
+    const hintId = uid("hint");
+    const chips = [];
+    const group = h("div", { class: "chips", role: "group", "aria-label": `Options for ${q.header}`, "aria-describedby": hintId });
+    for (const opt of q.options || []) {
+      const label = typeof opt === "string" ? opt : opt.label;
+      const desc = typeof opt === "string" ? "" : opt.description;
+      const chip = h("button", { type: "button", class: "chip", "aria-pressed": "false", "data-label": label, dir: "auto" },
+        h("span", { class: "chip-label", text: label }),
+        desc ? h("span", { class: "chip-desc", text: desc }) : null);
+      chip.addEventListener("click", () => {
+        if (card.state !== "open") return;
+        const on = chip.getAttribute("aria-pressed") !== "true";
+        if (on && !multi) {
+          for (const c of chips) c.setAttribute("aria-pressed", "false");
+          other.value = ""; // a single answer: the chip replaces the words
+        }
+        chip.setAttribute("aria-pressed", on ? "true" : "false");
+        slot.mark("");
+      });
+      chips.push(chip);
+      group.append(chip);
+    }
+    const otherId = uid("other");
+    const other = h("input", { type: "text", id: otherId, class: "other", name: `other-${q.header}`, autocomplete: "off", placeholder: "In your own words", dir: "auto" });
+    const slot = errorSlot(() => [group, other]);
+    other.addEventListener("input", () => {
+      if (!multi && other.value.trim()) for (const c of chips) c.setAttribute("aria-pressed", "false");
+      slot.mark("");
+    });
+    // Enter in a one-line answer moves on; the card is sent with its button.
+    for (const type of ["keydown", "keypress"]) {
+      other.addEventListener(type, (e) => {
+        if (e.key === "Enter" && !e.isComposing) e.preventDefault();
+      });
+    }
+    const fs = h("fieldset", { class: "question", "data-header": q.header },
+      h("legend", { dir: "auto" }, h("span", { class: "q-header", text: q.header }), h("span", { class: "q-text", text: q.question })),
+      h("p", { class: "hint", id: hintId, text: multi ? "Pick any that apply." : "Pick one." }),
+      group,
+      h("div", { class: "other-row" }, h("label", { for: otherId, text: "Other" }, h("span", { class: "sr-only", text: ` answer for ${q.header}` })), other),
+      slot.err);
+    body.append(fs);
+    card.fields.set(q.header, { err: slot.err, mark: slot.mark, focus: () => (chips[0] || other).focus() });
+    readers.push(() => {
+      const a = { header: q.header, options: chips.filter((c) => c.getAttribute("aria-pressed") === "true").map((c) => c.dataset.label) };
+      if (other.value.trim()) a.other = other.value.trim();
+      return a;
+    });
+  }
+  card.collect = () => ({ answers: readers.map((r) => r()) });
+}

@@ -1,0 +1,107 @@
+// The server's events, the session and the history.
+import { onInteraction, onInvalid } from "./cards.js";
+import { onConfirmation } from "./confirm.js";
+import { send, setStatus, updateComposer } from "./connection.js";
+import { append, el, h, nextId, save, showNotice, state } from "./core.js";
+import { pastCard, summary } from "./summary.js";
+import { onCancelled, onChunk, onError, onEventual, onToken, reply } from "./turns.js";
+
+export function handle(m) {
+  switch (m.type) {
+    case "immediate_response": return onImmediate(m);
+    case "stream_token": return onToken(m);
+    case "stream_chunk": return onChunk(m);
+    case "interaction_required": return onInteraction(m);
+    case "interaction_invalid": return onInvalid(m);
+    case "write_confirmation_required": return onConfirmation(m);
+    case "eventual_response": return onEventual(m);
+    case "cancelled": return onCancelled(m);
+    case "error": return onError(m);
+    default: return undefined; // pong, keepalive, stream_preamble, stream_reasoning…
+  }
+}
+
+export function onImmediate(m) {
+  const what = state.pending.get(m.requestId);
+  const d = m.data || {};
+  if (what === "create") {
+    state.pending.delete(m.requestId);
+    const resumed = !!state.conversationId && state.conversationId === d.conversationId;
+    if (state.conversationId && !resumed) {
+      addNote("The previous conversation is no longer available; this is a new one.");
+    }
+    state.sessionId = d.sessionId;
+    state.conversationId = d.conversationId;
+    save(d.conversationId);
+    for (const c of state.cards.values()) c.sessionId = d.sessionId;
+    setStatus("online", "Online");
+    el.offline.hidden = true;
+    showNotice("");
+    // What failed for want of a connection can be tried again now.
+    for (const c of state.cards.values()) c.clearStale();
+    for (const t of state.turns.values()) if (t.confirm) t.confirm.clearStale();
+    updateComposer();
+    if (resumed && !state.historyShown) loadHistory();
+    state.historyShown = true;
+    return;
+  }
+  if (what === "history") {
+    state.pending.delete(m.requestId);
+    showHistory(d.messages || []);
+    return;
+  }
+  if (what === "confirm") {
+    state.pending.delete(m.requestId);
+    const c = state.confirms.get(m.requestId);
+    if (c) c.close(d.approved ? "Approved" : "Rejected");
+    return;
+  }
+  if (m.status === 200 && d.interactionId) {
+    const card = state.cards.get(d.interactionId);
+    if (card) card.close(d.declined ? "declined" : "answered", d.declined ? undefined : summary(card.kind, card.spec, card.sent));
+  }
+}
+
+export function loadHistory() {
+  const rid = nextId("history");
+  state.pending.set(rid, "history");
+  send({ action: "get_conversation_messages", requestId: rid, sessionId: state.sessionId, limit: 50 });
+}
+
+// showHistory puts the stored messages (newest first on the wire) above
+// whatever this page already shows.
+// A user message carries the cards its turn raised and that ended (a
+// kindkit extension): they are drawn as their summaries, at the start of
+// the turn's reply.
+export function showHistory(messages) {
+  if (!messages.length) return;
+  const box = h("div", { class: "history" });
+  let cards = [];
+  const flush = () => {
+    if (cards.length) box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards));
+    cards = [];
+  };
+  for (const msg of [...messages].reverse()) {
+    const text = (msg.content && msg.content.text) || "";
+    if (msg.direction === "inbound") {
+      flush();
+      box.append(userBubble(text));
+      cards = (Array.isArray(msg.interactions) ? msg.interactions : []).map(pastCard).filter(Boolean);
+    } else {
+      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, reply(text)));
+      cards = [];
+    }
+  }
+  flush();
+  el.empty.hidden = true;
+  el.log.insertBefore(box, el.empty.nextSibling);
+  el.log.scrollTop = el.log.scrollHeight;
+}
+
+export function userBubble(text) {
+  return h("article", { class: "msg user", "aria-label": "You" }, h("p", { class: "text", text, dir: "auto" }));
+}
+
+export function addNote(text) {
+  append(h("p", { class: "note", text }));
+}

@@ -1,0 +1,50 @@
+// The identity_intake card: a contact form.
+import { errorSlot, requiredMark } from "./cards.js";
+import { h, humanize, uid } from "./core.js";
+import { clip } from "./summary.js";
+
+export const IDENTITY = {
+  name: { label: "Name", type: "text", autocomplete: "name" },
+  email: { label: "Email", type: "email", autocomplete: "email", inputmode: "email" },
+  phone: { label: "Phone", type: "tel", autocomplete: "tel", inputmode: "tel" },
+};
+
+// identitySummary names each given field as the card did.
+export function identitySummary(spec, values) {
+  if (!values || typeof values !== "object") return [];
+  const named = new Map();
+  for (const f of (spec && Array.isArray(spec.fields) ? spec.fields : [])) {
+    if (f && typeof f === "object" && f.key && f.label && !named.has(f.key)) named.set(f.key, f.label);
+  }
+  return Object.entries(values).filter(([, v]) => typeof v === "string" && v).map(([k, v]) =>
+    `${named.get(k) || (IDENTITY[k] || {}).label || humanize(k)}: ${clip(v)}`);
+}
+
+export function renderIdentity(card, spec, body) {
+  const seen = new Map();
+  for (const f of spec.fields || []) {
+    const key = typeof f === "string" ? f : f.key;
+    const req = typeof f === "string" ? true : f.required !== false;
+    const prev = seen.get(key);
+    if (prev) { prev.required = prev.required || req; continue; }
+    seen.set(key, { key, required: req, label: typeof f === "object" && f.label ? f.label : null });
+  }
+  const inputs = [];
+  if ([...seen.values()].some((f) => f.required)) body.append(h("p", { class: "hint", text: "Fields marked * are required." }));
+  for (const f of seen.values()) {
+    const meta = IDENTITY[f.key] || { label: humanize(f.key), type: "text" };
+    const id = uid("id-" + f.key);
+    const input = h("input", { id, name: f.key, type: meta.type, autocomplete: meta.autocomplete, inputmode: meta.inputmode, "aria-required": f.required ? "true" : null, spellcheck: "false" });
+    const slot = errorSlot(() => [input]);
+    input.addEventListener("input", () => slot.mark(""));
+    body.append(h("div", { class: "field", "data-field": f.key },
+      h("label", { for: id }, f.label || meta.label, f.required ? requiredMark() : null), input, slot.err));
+    card.fields.set(f.key, { err: slot.err, mark: slot.mark, focus: () => input.focus() });
+    inputs.push([f.key, input]);
+  }
+  card.collect = () => {
+    const v = {};
+    for (const [key, input] of inputs) if (input.value !== "") v[key] = input.value;
+    return v;
+  };
+}

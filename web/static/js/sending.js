@@ -1,0 +1,51 @@
+// The composer: sending a message, answering a card in words, a new conversation.
+import { openCard, send, updateComposer } from "./connection.js";
+import { append, el, nextId, save, showNotice, state } from "./core.js";
+import { userBubble } from "./events.js";
+import { reconnectNow, turnFor } from "./turns.js";
+
+el.composer.addEventListener("submit", (e) => {
+  e.preventDefault();
+  const text = el.message.value.trim();
+  const card = openCard();
+  if (!text || !state.sessionId || (state.active && !card)) return;
+  const rid = nextId("msg");
+  const frame = { action: "send_message", requestId: rid, sessionId: state.sessionId, message: text, stream: true };
+  if (card) frame.withdrawInteraction = card.id;
+  if (!send(frame)) return;
+  if (card) card.inWords = true;
+  append(userBubble(text));
+  state.active = rid;
+  turnFor(rid);
+  el.message.value = "";
+  autosize();
+  updateComposer();
+});
+
+el.message.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    el.composer.requestSubmit();
+  }
+});
+
+export function autosize() {
+  el.message.style.height = "auto";
+  el.message.style.height = Math.min(el.message.scrollHeight, 160) + "px";
+}
+el.message.addEventListener("input", autosize);
+
+el.fresh.addEventListener("click", () => {
+  save(null);
+  state.conversationId = null;
+  state.turns.clear();
+  state.cards.clear();
+  state.confirms.clear();
+  state.active = null;
+  state.historyShown = true;
+  for (const node of [...el.log.children]) if (node !== el.empty) node.remove();
+  el.empty.hidden = false;
+  showNotice("");
+  reconnectNow();
+  el.message.focus();
+});

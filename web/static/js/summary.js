@@ -1,0 +1,90 @@
+// The one-line summaries of ended cards, live and from the history.
+import { CARDS } from "./cards.js";
+import { h, humanize, state, uid } from "./core.js";
+import { bindSpec, formSchema, labelsOf, ui, withOptions } from "./generic.js";
+
+// OUTCOMES are the words for a card that ended without values.
+export const OUTCOMES = {
+  declined: "Declined",
+  no_response: "No answer in time.",
+  withdrawn: "Answered in words.",
+};
+
+// pastCard is an ended card from the history: its heading and summary.
+export function pastCard(c) {
+  if (!c || typeof c !== "object" || typeof c.kind !== "string") return null;
+  const spec = c.spec && typeof c.spec === "object" && !Array.isArray(c.spec) ? c.spec : {};
+  const o = c.outcome && typeof c.outcome === "object" ? c.outcome : {};
+  const how = o.status === "submitted" ? "answered" : o.status === "declined" ? "declined" : "closed";
+  const text = o.status === "submitted" ? summary(c.kind, spec, o.values) : OUTCOMES[o.status] || "This card is closed.";
+  const headingId = uid("card-title");
+  return h("section", { class: "card", "data-kind": c.kind, "data-state": how, "aria-labelledby": headingId },
+    h("h2", { class: "card-title", id: headingId, text: cardTitle(c.kind, spec) }),
+    h("p", { class: "card-status", text, dir: "auto" }));
+}
+
+// cardTitle is a card's heading: its own card's, its x-ui title, or its
+// kind's name.
+export function cardTitle(kind, spec) {
+  if (CARDS[kind]) return CARDS[kind].title(spec);
+  const info = state.kinds.get(kind);
+  const t = ui(info && info.valuesSchema).title;
+  return typeof t === "string" && t.trim() ? t : humanize(kind);
+}
+
+// summary is submitted values in one line, "Plan: Team · Topics: Pricing,
+// SSO", named as the card named them.
+export function summary(kind, spec, values) {
+  let parts = [];
+  if (CARDS[kind] && CARDS[kind].summary) parts = CARDS[kind].summary(spec, values);
+  else {
+    const info = state.kinds.get(kind);
+    const schema = formSchema(info && info.valuesSchema, spec);
+    parts = schema ? valueParts(schema, values, spec) : [];
+  }
+  const line = parts.filter(Boolean).join(" · ");
+  return line || "Answered";
+}
+
+export const MAX_SHOWN = 80; // a longer text answer is cut in a summary
+
+export function clip(text) {
+  const chars = [...String(text)];
+  return chars.length > MAX_SHOWN ? chars.slice(0, MAX_SHOWN - 1).join("") + "…" : chars.join("");
+}
+
+// valueParts is "Label: value" for each answered property of an object
+// schema, in the schema's order.
+export function valueParts(schema, values, spec) {
+  if (!values || typeof values !== "object" || Array.isArray(values) || !schema.properties) return [];
+  const out = [];
+  for (const [key, sub0] of Object.entries(schema.properties)) {
+    if (!Object.prototype.hasOwnProperty.call(values, key)) continue;
+    const sub = withOptions(bindSpec(sub0, spec), spec);
+    const shown = valueText(sub, values[key], spec);
+    if (shown === "") continue;
+    const hints = ui(sub);
+    const label = typeof hints.label === "string" && hints.label.trim() ? hints.label : humanize(key);
+    out.push(`${label}: ${shown}`);
+  }
+  return out;
+}
+
+// valueText is one value as a person reads it: an option by its label,
+// a switch as Yes or No, a list joined with commas.
+export function valueText(s, v, spec) {
+  if (v === undefined || v === null || v === "") return "";
+  if (typeof v === "boolean") return v ? "Yes" : "No";
+  if (Array.isArray(v)) {
+    const own = s && s.items && typeof s.items === "object" ? s.items : {};
+    const items = withOptions(bindSpec(ui(s).options ? { ...own, "x-ui": { ...ui(own), options: ui(s).options } } : own, spec), spec);
+    const merged = { ...items, "x-ui": { ...ui(items), labels: { ...labelsOf(items), ...labelsOf(s) } } };
+    return v.map((x) => valueText(merged, x, spec)).filter(Boolean).join(", ");
+  }
+  if (typeof v === "object") {
+    const inner = s && s.properties ? valueParts(s, v, spec) : Object.entries(v).map(([k, x]) => `${humanize(k)}: ${valueText({}, x, spec)}`);
+    return inner.join(", ");
+  }
+  const names = labelsOf(s);
+  return clip(typeof names[String(v)] === "string" ? names[String(v)] : v);
+}

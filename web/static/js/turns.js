@@ -1,0 +1,276 @@
+// A turn's bubble: streamed Markdown, tool lines, the end of a turn.
+import { CARDS } from "./cards.js";
+import { connect, updateComposer } from "./connection.js";
+import { announce, append, h, keepScrolled, readable, showNotice, state } from "./core.js";
+
+export function turnFor(rid) {
+  let t = state.turns.get(rid);
+  if (t) return t;
+  const node = h("article", { class: "msg assistant", "aria-label": "Assistant", "data-request-id": rid });
+  const typing = h("p", { class: "typing", "aria-label": "The assistant is writing" }, h("span"), h("span"), h("span"));
+  node.append(typing);
+  t = { rid, el: node, typing, seg: null, text: "", done: false, parked: false, tools: [] };
+  state.turns.set(rid, t);
+  append(node);
+  return t;
+}
+
+// put adds node to the turn's bubble, before the typing dots.
+export function put(t, node) {
+  keepScrolled(() => {
+    if (t.typing.parentNode === t.el) t.el.insertBefore(node, t.typing);
+    else t.el.append(node);
+  });
+}
+
+// watched is the turn of an event this tab did not ask for: another tab's,
+// or one the server resumed elsewhere. It is shown as it streams.
+export function watched(rid) {
+  if (!rid || state.pending.has(rid)) return undefined;
+  return state.turns.get(rid) || turnFor(rid);
+}
+
+// reply is a bubble's block of reply text, drawn from its Markdown.
+export function reply(text) {
+  const node = h("div", { class: "text md", dir: "auto" });
+  node.md = text;
+  drawMarkdown(node);
+  return node;
+}
+
+// drawMarkdown renders node.md with marked and sanitises the HTML with
+// DOMPurify (links only to http(s) and mailto, opening in a new tab):
+// nothing a model writes runs as HTML. Without the libraries it is text.
+export function drawMarkdown(node) {
+  if (!window.marked || !window.DOMPurify) {
+    node.textContent = node.md;
+    return;
+  }
+  const html = window.marked.parse(node.md, { gfm: true, breaks: true, async: false });
+  node.innerHTML = window.DOMPurify.sanitize(html, { ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i, FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"] });
+}
+
+if (window.DOMPurify) {
+  window.DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+    if (node.tagName === "A" && node.hasAttribute("href")) {
+      node.setAttribute("target", "_blank");
+      node.setAttribute("rel", "noopener noreferrer");
+    }
+  });
+}
+
+export function onToken(m) {
+  const t = watched(m.requestId);
+  if (!t || t.done) return;
+  const tok = m.token ?? (m.data && m.data.token) ?? "";
+  if (!tok) return;
+  if (!t.seg || t.seg.nextSibling !== t.typing) {
+    t.seg = reply("");
+    put(t, t.seg);
+  }
+  t.seg.md += tok;
+  keepScrolled(() => drawMarkdown(t.seg));
+  t.text += tok;
+}
+
+// plumbing tells the tools whose lines the transcript hides: a kind's
+// raise tool and the conversational submit, whose card (or words) is what
+// the person sees.
+export function plumbing(name) {
+  if (name === "submit_interaction") return true;
+  for (const k of state.kinds.values()) if ((k.toolName || "request_" + k.name) === name) return true;
+  return Object.keys(CARDS).some((k) => "request_" + k === name);
+}
+
+export function onChunk(m) {
+  const t = watched(m.requestId);
+  if (!t || t.done) return;
+  const raw = (m.data && m.data.state && m.data.state.rawResponse) || {};
+  const name = m.node || (m.data && m.data.node) || "tool";
+  if (raw.toolCall) {
+    const tool = toolLine(name, raw.toolCall.arguments);
+    t.tools.push(tool);
+    // A raise tool's call arrives after its card: show it above the card.
+    const card = [...state.cards.values(), ...(t.confirm ? [t.confirm] : [])]
+      .find((c) => c.turn === t && c.toolName === name && !c.callShown);
+    if (card) {
+      card.callShown = true;
+      if (card.state === "open" || card.state === "sending") tool.waiting();
+      card.tool = tool;
+      if (card.showArgs) card.showArgs(raw.toolCall.arguments);
+      keepScrolled(() => t.el.insertBefore(tool.el, card.el));
+    } else {
+      put(t, tool.el);
+    }
+  } else if (raw.toolResult) {
+    const r = raw.toolResult;
+    let tool = [...t.tools].reverse().find((x) => x.name === name && !x.finished);
+    if (!tool) {
+      tool = toolLine(name, undefined);
+      t.tools.push(tool);
+      put(t, tool.el);
+    }
+    tool.finish(r.result, r.isError);
+    settleCards(t, r.result, tool);
+  }
+}
+
+// settleCards closes a turn's cards that are still open once the turn
+// runs on: they were answered (here, in another tab, or by the deadline).
+export function settleCards(t, result, tool) {
+  let payload = {};
+  try { payload = JSON.parse(result) || {}; } catch { /* not a payload */ }
+  for (const c of state.cards.values()) {
+    if (c.turn !== t) continue;
+    if (c.state === "open" || c.state === "sending") c.closeWith(payload);
+    else if (c.state === "answered" && c.tool === tool && payload.status === "submitted") c.closeWith(payload); // the values as the server kept them
+  }
+}
+
+export function toolLine(name, args) {
+  const label = h("span", { class: "tool-state", text: "running" });
+  const hidden = plumbing(name); // kept in the page, not shown
+  const body = h("div", { class: "tool-body" });
+  if (args !== undefined) body.append(h("p", { class: "tool-h", text: "Arguments" }), h("pre", { text: JSON.stringify(args, null, 2) }));
+  const node = h("details", { class: "tool", "data-tool": name, "data-state": "running", hidden },
+    h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }), " ", h("span", { class: "tool-name", text: name }), " · ", label),
+    body);
+  const tool = {
+    name, el: node, finished: false,
+    waiting() {
+      node.dataset.state = "waiting";
+      label.textContent = "waiting for your answer";
+    },
+    resumed() {
+      if (node.dataset.state !== "waiting") return;
+      node.dataset.state = "running";
+      label.textContent = "running";
+    },
+    finish(result, isError) {
+      tool.finished = true;
+      node.dataset.state = isError ? "failed" : "done";
+      label.textContent = isError ? "failed" : "done";
+      let shown = result;
+      try { shown = JSON.stringify(JSON.parse(result), null, 2); } catch { /* plain text */ }
+      body.append(h("p", { class: "tool-h", text: "Result" }), h("pre", { text: shown ?? "" }));
+    },
+  };
+  return tool;
+}
+
+// copyButton copies a finished reply's text, as written (its Markdown).
+export function copyButton(text) {
+  const b = h("button", { type: "button", class: "copy quiet", "aria-label": "Copy the reply", text: "Copy" });
+  b.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      b.textContent = "Copied";
+    } catch {
+      b.textContent = "Could not copy";
+    }
+    setTimeout(() => { b.textContent = "Copy"; }, 2000);
+  });
+  return b;
+}
+
+export function finishTurn(t, note, isError) {
+  if (t.done) return;
+  t.done = true;
+  t.parked = false;
+  t.typing.remove();
+  if (note) t.el.append(h("p", { class: isError ? "turn-error" : "turn-note", role: isError ? "alert" : null, text: note }));
+  for (const c of state.cards.values()) {
+    if (c.turn === t && (c.state === "open" || c.state === "sending")) c.close("closed");
+  }
+  if (state.active === t.rid) state.active = null;
+  updateComposer();
+}
+
+export function onEventual(m) {
+  const t = watched(m.requestId);
+  if (!t) return;
+  const parts = (m.data && m.data.data && m.data.data.response && m.data.data.response.responseParts) || [];
+  const full = parts.join("");
+  if (!t.text && full) {
+    put(t, reply(full));
+    t.text = full;
+  }
+  showSources(t, (m.data && m.data.data && m.data.data.citations) || []);
+  if (t.text) t.el.append(copyButton(t.text));
+  finishTurn(t);
+  if (t.text) announce("Assistant: " + t.text.slice(0, 400));
+}
+
+// showSources lists the documents the reply drew on. A citation that
+// shares no word with the message (score 0) only fills a place, so it is
+// not shown; a link is only made for an http(s) address.
+export function showSources(t, citations) {
+  const used = citations.filter((c) => c && c.title && c.score > 0);
+  if (!used.length) return;
+  const items = used.map((c, i) => {
+    const attrs = { title: c.snippet || null };
+    const name = /^https?:\/\//.test(c.url || "")
+      ? h("a", { ...attrs, href: c.url, target: "_blank", rel: "noopener noreferrer" }, c.title)
+      : h("span", attrs, c.title);
+    return [i ? ", " : "", name];
+  });
+  put(t, h("p", { class: "sources" }, "Sources: ", items));
+}
+
+export function onCancelled(m) {
+  const t = state.turns.get(m.requestId);
+  if (!t) return;
+  const inWords = [...state.cards.values()].find((c) => c.turn === t && c.inWords);
+  if (inWords) {
+    inWords.close("closed", "Answered in words.");
+    finishTurn(t);
+    return;
+  }
+  finishTurn(t, "Stopped.");
+}
+
+export function onError(m) {
+  const err = m.error || (m.data && m.data.error) || {};
+  const rid = m.requestId;
+  const what = rid ? state.pending.get(rid) : undefined;
+  if (what) state.pending.delete(rid);
+  if (what === "create") {
+    showNotice("Could not start the conversation: " + readable(err));
+    return;
+  }
+  if (what === "history") return; // the history is a nicety
+  if (what === "confirm") {
+    const c = state.confirms.get(rid);
+    if (c) c.fail(readable(err));
+    return;
+  }
+  const card = [...state.cards.values()].find((c) => c.state === "sending" && c.rid === rid);
+  if (card) {
+    if (err.code === "NO_PENDING_INTERACTION" || err.code === "INTERACTION_MISMATCH") {
+      card.close("closed", readable(err));
+      if (card.turn && !card.turn.done && state.active === card.turn.rid) {
+        state.active = null;
+        updateComposer();
+      }
+    } else {
+      card.setState("open");
+      card.generalError(readable(err));
+    }
+    return;
+  }
+  const t = rid && state.turns.get(rid);
+  if (t && !t.done) {
+    finishTurn(t, readable(err), true);
+    if (err.code === "SESSION_NOT_FOUND") reconnectNow();
+    return;
+  }
+  showNotice(readable(err));
+}
+
+export function reconnectNow() {
+  const ws = state.ws;
+  state.ws = null;
+  state.sessionId = null;
+  if (ws) ws.close();
+  connect();
+}
