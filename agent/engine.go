@@ -488,9 +488,10 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 }
 
 // Detach is told that t's follower went away. A parked turn stays parked
-// in the store; a turn that an answer resumed runs on unseen; any other
-// running turn is aborted (nobody waits for it, and nothing was promised).
-func (e *Engine) Detach(t *Turn, draining bool) {
+// in the store; a turn that an answer resumed, or that keep asks for (a
+// drain, a client that will come back), runs on unseen; any other running
+// turn is aborted (nobody waits for it, and nothing was promised).
+func (e *Engine) Detach(t *Turn, keep bool) {
 	if id, _ := t.Parked(); id != "" {
 		e.mu.Lock()
 		if e.parked[id] == t {
@@ -499,7 +500,7 @@ func (e *Engine) Detach(t *Turn, draining bool) {
 		e.mu.Unlock()
 		return
 	}
-	if _, owed := t.heldLease(); owed || draining {
+	if _, owed := t.heldLease(); owed || keep {
 		return
 	}
 	// Aborted: the conversation's other sockets hear that it ended.
