@@ -18,12 +18,14 @@ func NewCatalog(kinds ...Kind) (*Catalog, error) {
 		if _, dup := c.byName[d.Name]; dup {
 			return nil, fmt.Errorf("catalog: two kinds named %q", d.Name)
 		}
-		if _, dup := c.byTool[d.ToolName]; dup {
+		if _, dup := c.byTool[d.ToolName]; dup && d.ToolName != "" {
 			return nil, fmt.Errorf("catalog: two kinds with tool %q", d.ToolName)
 		}
 		c.kinds = append(c.kinds, k)
 		c.byName[d.Name] = k
-		c.byTool[d.ToolName] = k
+		if d.ToolName != "" { // "": only host code asks it
+			c.byTool[d.ToolName] = k
+		}
 	}
 	return c, nil
 }

@@ -31,7 +31,11 @@ type RaiseError struct {
 
 func (e *RaiseError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "invalid arguments for %s: ", e.Tool)
+	if e.Tool == "" {
+		b.WriteString("invalid spec: ") // a kind only host code asks
+	} else {
+		fmt.Fprintf(&b, "invalid arguments for %s: ", e.Tool)
+	}
 	for i, fe := range e.Errors {
 		if i > 0 {
 			b.WriteString("; ")
@@ -194,4 +198,16 @@ func Path(location []string) string {
 		b.WriteString(seg)
 	}
 	return b.String()
+}
+
+// SchemaFieldErrors turns the error of a validation against a schema of a
+// kind's own (github.com/santhosh-tekuri/jsonschema/v6), such as the
+// requested schema an elicitation carries in its spec, into field errors
+// named by DefaultErrorField.
+func SchemaFieldErrors(err error) []FieldError {
+	var errs []FieldError
+	schemaErrors(err, func(loc []string, msg string) {
+		errs = append(errs, FieldError{Field: DefaultErrorField(loc), Message: msg})
+	})
+	return errs
 }

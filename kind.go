@@ -16,7 +16,7 @@ const DefaultReason = "to help you better"
 type Descriptor struct {
 	Name            string // wire name, e.g. "choices"
 	Capability      string // what a client declares in supports to get the card
-	ToolName        string // the raise tool, e.g. "request_choices"
+	ToolName        string // the raise tool, e.g. "request_choices"; "" when only host code asks the kind
 	ToolDescription string
 	Source          string // the schema file, for messages
 	Schema          string // the schema document

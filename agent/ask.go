@@ -26,9 +26,32 @@ type asker struct {
 	fallback string      // a new question, asked in conversation: the directive
 	kind     string      // the new question's kind
 	spec     json.RawMessage
+	live     bool // the new question is AskLive's
 }
 
 func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reason string) (json.RawMessage, error) {
+	return a.ask(kind, spec, reason, false)
+}
+
+type liveKey struct{}
+
+// AskLive is kindkit.Ask for a question whose answer goes to something the
+// host tool holds open in this process while the turn is parked, such as
+// an MCP server's call waiting on its elicitation (agent/mcp). It parks
+// and replays like Ask; in addition the park records that only this
+// process can take its answer, so when the process is gone the park
+// resolves as lost (no_response) instead of showing a card nobody can
+// answer, and the tool's next run says so. kind is a wire name and spec
+// its JSON; the answer is the canonical values.
+func AskLive(ctx context.Context, kind string, spec json.RawMessage, reason string) (json.RawMessage, error) {
+	a, ok := ctx.Value(liveKey{}).(*asker)
+	if !ok {
+		return nil, fmt.Errorf("agent: ask %s: AskLive works inside a host tool call", kind)
+	}
+	return a.ask(kind, spec, reason, true)
+}
+
+func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool) (json.RawMessage, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.card != nil || a.fallback != "" {
@@ -59,7 +82,7 @@ func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reas
 	if err != nil {
 		return nil, fmt.Errorf("ask %s: %w", kind, err)
 	}
-	a.kind, a.spec = kind, r.Spec.JSON
+	a.kind, a.spec, a.live = kind, r.Spec.JSON, live
 	if supported(conv, k.Descriptor().Capability) {
 		a.card = &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call}
 	} else {
@@ -98,6 +121,10 @@ func (t *Turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result
 	switch {
 	case a.card != nil:
 		t.state.Asking = call.ID
+		t.state.Live = ""
+		if a.live {
+			t.state.Live = t.eng.owner
+		}
 		parked, err = t.park(a.card)
 		return parked, Result{}, err
 	case a.fallback != "":
@@ -124,6 +151,6 @@ func answerAsk(state *store.TurnState, call store.ToolCall, payload string) {
 	}
 	asked[call.ID] = append(slices.Clone(asked[call.ID]), payload)
 	state.Asked = asked
-	state.Asking = ""
+	state.Asking, state.Live = "", ""
 	state.Pending = append([]store.ToolCall{call}, state.Pending...)
 }

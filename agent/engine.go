@@ -453,6 +453,7 @@ func (e *Engine) Cancel(ctx context.Context, t *Turn) {
 		if ok {
 			e.parkEnded(taken, store.ParkCancelled)
 			e.parkTaken(t.session.ConversationID, id)
+			e.abandon(taken.Turn)
 		}
 	}
 }
@@ -474,6 +475,7 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 	}
 	e.parkEnded(p, store.ParkCancelled)
 	e.parkTaken(p.ConversationID, p.ID)
+	e.abandon(p.Turn)
 	if t := e.unpark(p.ID); t != nil {
 		t.markCancelled(true)
 	} else {
@@ -486,9 +488,10 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 }
 
 // Detach is told that t's follower went away. A parked turn stays parked
-// in the store; a turn that an answer resumed runs on unseen; any other
-// running turn is aborted (nobody waits for it, and nothing was promised).
-func (e *Engine) Detach(t *Turn, draining bool) {
+// in the store; a turn that an answer resumed, or that keep asks for (a
+// drain, a client that will come back), runs on unseen; any other running
+// turn is aborted (nobody waits for it, and nothing was promised).
+func (e *Engine) Detach(t *Turn, keep bool) {
 	if id, _ := t.Parked(); id != "" {
 		e.mu.Lock()
 		if e.parked[id] == t {
@@ -497,7 +500,7 @@ func (e *Engine) Detach(t *Turn, draining bool) {
 		e.mu.Unlock()
 		return
 	}
-	if _, owed := t.heldLease(); owed || draining {
+	if _, owed := t.heldLease(); owed || keep {
 		return
 	}
 	// Aborted: the conversation's other sockets hear that it ended.
@@ -537,6 +540,16 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 		return nil
 	}
 	if busy {
+		return nil
+	}
+	if e.lostLive(p) {
+		// Its question was held open by a process that is gone: nobody
+		// can take an answer to it, so rather than show the card the
+		// turn goes on, and the tool's next run tells the model.
+		e.log.Info("park's question was lost with its process", "interactionId", p.ID)
+		if _, err := e.resolveAck(ctx, f, sess, p, store.ParkExpired, Result{Text: lostAnswer}, nil); err != nil {
+			e.log.Error("resolve a lost question", "interactionId", p.ID, "err", err)
+		}
 		return nil
 	}
 	if p.Type == store.ParkInteraction {
@@ -579,6 +592,37 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 	}
 	f.Emit(t, Event{Kind: EventPrompt, RequestID: p.Turn.RequestID, Park: p})
 	return p
+}
+
+// lostAnswer is the answer of a park whose question was lost with the
+// process that held it open.
+var lostAnswer = kindkit.Payload{Status: kindkit.StatusNoResponse,
+	Message: "The question was lost: the process that held it open is gone."}.JSON()
+
+// lostLive tells whether p waits on a question that another engine held
+// open (AskLive) and that is certainly gone: its store is this process's
+// alone, so that engine was an earlier run of this process. On a store
+// that processes share the other engine may be alive, and the park waits
+// for its answer or its deadline.
+func (e *Engine) lostLive(p *store.Park) bool {
+	if p.Turn.Live == "" || p.Turn.Live == e.owner {
+		return false
+	}
+	sh, ok := e.cfg.Store.(store.Shared)
+	return !ok || sh.Notifier() == nil
+}
+
+// abandon tells the tool sets that the Asking call of a park that ended
+// unanswered will not run again.
+func (e *Engine) abandon(turn store.TurnState) {
+	if turn.Asking == "" {
+		return
+	}
+	for _, set := range e.cfg.ToolSets {
+		if a, ok := set.(Abandoner); ok {
+			a.Abandon(turn.Asking)
+		}
+	}
 }
 
 // Confirm answers the write confirmation that parked turn t waits on:

@@ -120,6 +120,17 @@ type CallInfo struct {
 	// that created it, "" when it is anonymous.
 	Principal string
 	CallID    string
+	// Asked is how many of the call's Asks were answered in its earlier
+	// runs: more than 0 in a run that an answer started again.
+	Asked int
+}
+
+// An Abandoner is a ToolSet that holds something open for a call of its
+// tools while the call's AskLive waits (agent/mcp: the server's call and
+// its elicitation). The engine tells it when the call will not run again
+// because its park was cancelled or withdrawn, so it can let go at once.
+type Abandoner interface {
+	Abandon(callID string)
 }
 
 type callKey struct{}

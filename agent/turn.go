@@ -512,8 +512,10 @@ func (t *Turn) tools(conv *store.Conversation) []Tool {
 	var fallback []string
 	for _, k := range t.eng.cfg.Catalog.Kinds() {
 		d := k.Descriptor()
-		tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
-		if !supported(conv, d.Capability) {
+		if d.ToolName != "" {
+			tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
+		}
+		if !supported(conv, d.Capability) && (d.ToolName != "" || t.state.AskedBy[d.Name].ID != "") {
 			fallback = append(fallback, d.Name)
 		}
 	}
@@ -585,11 +587,12 @@ func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 // runHost runs a host tool's call with the turn's context (cancel stops
 // it) and a's Asks.
 func (t *Turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
-	info := CallInfo{ConversationID: t.session.ConversationID, SessionID: t.session.ID, CallID: call.ID}
+	info := CallInfo{ConversationID: t.session.ConversationID, SessionID: t.session.ID, CallID: call.ID, Asked: len(a.answers)}
 	if conv, err := t.conversation(); err == nil {
 		info.Principal = conv.Owner
 	}
-	return runHost(kindkit.WithAsker(t.ctx, a), ht, info, call.Arguments)
+	ctx := context.WithValue(kindkit.WithAsker(t.ctx, a), liveKey{}, a)
+	return runHost(ctx, ht, info, call.Arguments)
 }
 
 func (t *Turn) gated(name string) bool {

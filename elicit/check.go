@@ -82,6 +82,10 @@ func (c *checker) root(v any) {
 		c.add("/properties", "must be an object of properties")
 	}
 	for name, p := range props {
+		if name == "" {
+			c.add("/properties/", "a property needs a name: answers are named by it")
+			continue
+		}
 		c.property("/properties/"+escape(name), p)
 	}
 	if r, present := m["required"]; present {

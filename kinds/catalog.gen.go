@@ -6,9 +6,11 @@ package kinds
 import (
 	kindkit "github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/elicitation"
 	"github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/gen/rating"
 	"github.com/kindkit/kindkit/kinds/choices"
+	"github.com/kindkit/kindkit/kinds/elicitation"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/kinds/rating"
 )
@@ -16,6 +18,10 @@ import (
 // All returns every kind of spec/interactions, wired to its rules.
 func All() (*kindkit.Catalog, error) {
 	choicesKind, err := choicesgen.New(choices.Rules{})
+	if err != nil {
+		return nil, err
+	}
+	elicitationKind, err := elicitationgen.New(elicitation.Rules{})
 	if err != nil {
 		return nil, err
 	}
@@ -27,5 +33,5 @@ func All() (*kindkit.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kindkit.NewCatalog(choicesKind, identityintakeKind, ratingKind)
+	return kindkit.NewCatalog(choicesKind, elicitationKind, identityintakeKind, ratingKind)
 }

@@ -67,6 +67,9 @@ func (c *conn) internalError(requestID string, err error, what string) {
 
 func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	db := c.srv.cfg.Store
+	if f.KeepTurns {
+		c.keepTurns = true // for the connection: its turns are what it keeps
+	}
 	agentID := strings.TrimSpace(f.AgentID)
 	if agentID == "" {
 		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'agentId'"))

@@ -24,6 +24,7 @@ type conn struct {
 	sessions  map[string]*store.Session // the sessions this connection created, read by its reader only
 	watching  map[string]bool           // the conversations it has sessions on, read by its reader only
 	frames    *rate.Limiter             // the frames it may send
+	keepTurns bool                      // its turns outlive it (keepTurns), read by its reader only
 
 	mu       sync.Mutex
 	queue    [][]byte
@@ -63,8 +64,9 @@ func (c *conn) visible(conv *store.Conversation) bool {
 }
 
 // serve reads frames until the connection ends, then lets go of its turn:
-// a parked one stays parked in the store, one an answer resumed finishes
-// unseen, and any other is aborted.
+// a parked one stays parked in the store, one an answer resumed (or of a
+// connection that asked to keep its turns) finishes unseen, and any other
+// is aborted.
 func (c *conn) serve(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	var pinger sync.WaitGroup
@@ -81,7 +83,7 @@ func (c *conn) serve(ctx context.Context) {
 		draining := c.draining
 		c.mu.Unlock()
 		if t != nil {
-			c.srv.engine.Detach(t, draining)
+			c.srv.engine.Detach(t, draining || c.keepTurns)
 		}
 		for conv := range c.watching {
 			c.srv.hub.unwatch(c, conv)

@@ -297,3 +297,29 @@ func TestAbortedTurnEndsForWatchers(t *testing.T) {
 		t.Errorf("a socket joining after the abort got %v before its pong", ev)
 	}
 }
+
+// A connection that asked to keep its turns (keepTurns) closes mid-reply,
+// as a page does on reload: the turn runs on, and the socket that comes
+// back catches up on it and gets its end. (Without keepTurns the turn is
+// aborted, §4.10, and this test fails: the catch-up or the end is missing.)
+func TestKeepTurns(t *testing.T) {
+	m := &stallModel{said: make(chan struct{}, 1), release: make(chan struct{})}
+	_, url := startServer(t, server.Config{Model: m})
+	a := dial(t, url)
+	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","keepTurns":true}`)
+	ack := a.Expect("immediate_response")[0]
+	sidA, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
+	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
+	a.Expect("immediate_response")
+	<-m.said
+	a.WS.CloseNow()
+	b := dial(t, url)
+	resumeConversation(b, conv, "")
+	if tok := b.Expect("stream_token")[0]; tok["token"] != "Hello, there" || tok["requestId"] != "T" {
+		t.Errorf("catch-up: %v, want the turn's words so far", tok)
+	}
+	close(m.release)
+	if text, end := watched(b, "T"); text != " and goodbye." || end["type"] != "eventual_response" {
+		t.Errorf("after the catch-up: %q, %v", text, end)
+	}
+}

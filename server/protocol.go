@@ -62,6 +62,11 @@ type frame struct {
 	// answers in words (a kindkit extension): it is withdrawn even when
 	// the message's session raised it.
 	Withdraw string `json:"withdrawInteraction"`
+	// KeepTurns, on create_conversation_session, asks that the
+	// connection's turns run on when it closes instead of being aborted
+	// (a kindkit extension): a page that reloads mid-reply finds the reply
+	// still being written, then finished.
+	KeepTurns bool `json:"keepTurns"`
 }
 
 // decodeFrame parses one text frame. supports, when present and not null,

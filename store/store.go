@@ -191,6 +191,10 @@ type TurnState struct {
 	Asked map[string][]string `json:"asked,omitempty"`
 	// Asking is the host tool call whose Ask the pending park answers.
 	Asking string `json:"asking,omitempty"`
+	// Live, when set, names the engine that holds the Asking call's
+	// question open (agent.AskLive): no other process can take its
+	// answer to it.
+	Live string `json:"live,omitempty"`
 	// AskedBy is, per kind, the host tool call whose Ask went the
 	// conversational way: submit_interaction of that kind answers it.
 	AskedBy map[string]ToolCall `json:"askedBy,omitempty"`

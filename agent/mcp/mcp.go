@@ -12,12 +12,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,11 @@ type Source struct {
 	Name    string
 	Command []string // stdio: the program and its arguments
 	URL     string   // streamable HTTP: the endpoint
+	// ElicitTimeout bounds how long a tool call may wait for the answers
+	// to its elicitations (default 24h, the engine's park timeout). Make it
+	// longer than the park timeout, so that a card's deadline answers the
+	// server's question before the call is given up.
+	ElicitTimeout time.Duration
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$`)
@@ -63,10 +69,12 @@ type Server struct {
 	mu      sync.Mutex
 	session *sdk.ClientSession // nil while the server is down
 	tools   []agent.HostTool
-	cmd     *exec.Cmd // the stdio server's process
+	cmd     *exec.Cmd            // the stdio server's process
+	calls   map[string]*liveCall // by the model's call id: calls waiting on, or for, an elicitation's answer
 
-	closing chan struct{}
-	done    chan struct{}
+	closing   chan struct{}
+	closeOnce sync.Once
+	done      chan struct{}
 }
 
 var _ agent.ToolSet = (*Server)(nil)
@@ -83,7 +91,8 @@ func Start(ctx context.Context, src Source, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{src: src, log: log.With("mcpServer", src.Name), closing: make(chan struct{}), done: make(chan struct{})}
+	s := &Server{src: src, log: log.With("mcpServer", src.Name), calls: map[string]*liveCall{},
+		closing: make(chan struct{}), done: make(chan struct{})}
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -97,6 +106,7 @@ func (s *Server) connect(ctx context.Context) error {
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "kindkit", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go s.refresh() },
+		ElicitationHandler:     s.elicit, // declares the elicitation capability (form mode)
 	})
 	var transport sdk.Transport
 	var cmd *exec.Cmd
@@ -221,27 +231,13 @@ func ToolName(server, tool string) string {
 // caller is the Run of the server's tool name.
 func (s *Server) caller(name string) func(ctx context.Context, args json.RawMessage) (agent.Result, error) {
 	return func(ctx context.Context, args json.RawMessage) (agent.Result, error) {
-		s.mu.Lock()
-		session := s.session
-		s.mu.Unlock()
-		if session == nil {
-			return agent.Result{}, fmt.Errorf("the MCP server %s is not connected (it is being started again); try later", s.src.Name)
-		}
 		if len(strings.TrimSpace(string(args))) == 0 {
 			args = json.RawMessage("{}")
 		}
 		if !json.Valid(args) {
 			return agent.Result{Text: "invalid arguments: not JSON", IsError: true}, nil
 		}
-		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			s.log.Warn("mcp tool call failed", "tool", name, "err", err)
-			if errors.Is(err, sdk.ErrConnectionClosed) {
-				return agent.Result{}, fmt.Errorf("the MCP server %s went away during the call", s.src.Name)
-			}
-			return agent.Result{}, err
-		}
-		return resultOf(res), nil
+		return s.call(ctx, name, args)
 	}
 }
 
@@ -273,16 +269,22 @@ func (s *Server) Tools() []agent.HostTool {
 	return s.tools
 }
 
-// Close ends the session (and the stdio server's process).
-func (s *Server) Close() error {
-	close(s.closing)
-	s.mu.Lock()
-	session := s.session
-	s.mu.Unlock()
-	var err error
-	if session != nil {
-		err = session.Close()
-	}
-	<-s.done
+// Close ends the session (and the stdio server's process); the server's
+// open questions are cancelled first. Calling it again does nothing.
+func (s *Server) Close() (err error) {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.mu.Lock()
+		session := s.session
+		calls := slices.Collect(maps.Values(s.calls))
+		s.mu.Unlock()
+		for _, lc := range calls {
+			lc.stop() // the session's Close waits for their requests
+		}
+		if session != nil {
+			err = session.Close()
+		}
+		<-s.done
+	})
 	return err
 }

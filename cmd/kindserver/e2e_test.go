@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -388,6 +389,60 @@ func TestMCPTools(t *testing.T) {
 				t.Errorf("everything__echo's result = %q", r)
 			}
 			if text, end := c.Turn(); end["type"] != "eventual_response" || text != "Echoed." {
+				t.Errorf("turn ended with %v, %q", end, text)
+			}
+		})
+	}
+}
+
+// TestMCPElicitation: the reference MCP server's elicitation tool parks
+// the turn on an elicitation card. An answer its requested schema refuses
+// is interaction_invalid and the card stays; a good one reaches the server
+// as accept, a decline as decline, and the deadline as cancel, and each
+// time the server's own words come back as the tool's result.
+func TestMCPElicitation(t *testing.T) {
+	main := mcptest.Everything(t)
+	script := filepath.Join(t.TempDir(), "elicit.json")
+	os.WriteFile(script, []byte(`{"mockLlmScript":[
+ {"kind":"toolCall","name":"everything__trigger-elicitation-request","arguments":"{}"},
+ {"kind":"text","text":"Thanks."}]}`), 0o644)
+	for _, c := range []struct {
+		name, answer, want string
+	}{
+		{"accept", `"values":{"name":"Ada Lovelace","email":"ada@example.com","integer":7}`, "Name: Ada Lovelace"},
+		{"decline", `"declined":true`, "User declined"},
+		{"deadline", "", "User cancelled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := start(t, "memory", "-script", script, "-park-timeout", "2s", "-mcp", "everything=node "+main+" stdio")
+			ws := wstest.Dial(t, p.url)
+			ws.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","supports":["mcp_elicitation"]}`)
+			sid := wstest.Path(ws.Expect("immediate_response")[0], "data", "sessionId").(string)
+			ws.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"ask me"}`)
+			ws.Expect("immediate_response", "stream_chunk") // the call
+			card := wstest.Path(ws.Expect("interaction_required")[0], "data", "data").(map[string]any)
+			if card["kind"] != "elicitation" || wstest.Path(card, "spec", "requestedSchema", "properties", "email", "format") != "email" {
+				t.Fatalf("card %v", card)
+			}
+			iid := card["interactionId"].(string)
+			submit := func(body string) {
+				ws.Send(`{"action":"submit_interaction","requestId":"S","sessionId":"` + sid + `","interactionId":"` + iid + `","kind":"elicitation",` + body + `}`)
+			}
+			if c.answer != "" && c.name == "accept" {
+				submit(`"values":{"email":"ada@example.com"}`) // name is required
+				if ev := ws.Next(); ev["type"] != "interaction_invalid" || !strings.Contains(fmt.Sprint(ev), "name") {
+					t.Fatalf("an answer without the required name: %v, want interaction_invalid", ev)
+				}
+			}
+			if c.answer != "" {
+				submit(c.answer)
+				ws.Expect("immediate_response")
+			}
+			result := ws.Expect("stream_chunk")[0]
+			if r, _ := wstest.Path(result, "data", "state", "rawResponse", "toolResult", "result").(string); !strings.Contains(r, c.want) {
+				t.Errorf("the tool's result = %q, want %q in it", r, c.want)
+			}
+			if text, end := ws.Turn(); end["type"] != "eventual_response" || text != "Thanks." {
 				t.Errorf("turn ended with %v, %q", end, text)
 			}
 		})

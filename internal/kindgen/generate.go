@@ -44,6 +44,9 @@ func Generate(root, module string) (*Output, error) {
 			return nil, err
 		}
 		for _, key := range []string{"name:" + s.Name, "package:" + s.Package, "tool:" + s.ToolName} {
+			if key == "tool:" {
+				continue // no raise tool
+			}
 			if other, dup := byName[key]; dup {
 				what, val, _ := strings.Cut(key, ":")
 				return nil, &SchemaError{Path: rel, Pointer: "/x-kind", Message: fmt.Sprintf("%s %q is taken by %s", what, val, other)}

@@ -37,7 +37,7 @@ func kindFile(s *Schema, specType, valuesType string) ([]byte, error) {
 	f.Const().Defs(
 		jen.Id("Name").Op("=").Lit(s.Name).Comment("the wire name"),
 		jen.Id("Capability").Op("=").Lit(s.Capability).Comment("what a client declares in supports to be shown the card"),
-		jen.Id("ToolName").Op("=").Lit(s.ToolName).Comment("the raise tool the model calls"),
+		jen.Id("ToolName").Op("=").Lit(s.ToolName).Comment(toolComment(s)),
 		jen.Id("ToolDescription").Op("=").Lit(s.ToolDescription),
 	)
 	f.Line()
@@ -121,4 +121,11 @@ func catalogFile(module string, kinds []*Schema, hasRules map[string]bool) ([]by
 		return nil, fmt.Errorf("render kinds/catalog.gen.go: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+func toolComment(s *Schema) string {
+	if s.ToolName == "" {
+		return "none: only host code asks this kind (x-kind tool is false)"
+	}
+	return "the raise tool the model calls"
 }

@@ -87,13 +87,16 @@ func Load(path string, data []byte) (*Schema, error) {
 	if s.Capability, good = str("capability"); !good || s.Capability == "" {
 		return fail("/x-kind/capability", "must be a non-empty string, the capability a client declares in supports")
 	}
-	if s.ToolName, good = str("tool"); !good {
-		return fail("/x-kind/tool", "must be a string")
-	}
-	if s.ToolName == "" {
+	// "tool": false is a kind only host code asks (an MCP server's
+	// elicitation): the model is offered no raise tool for it.
+	if xk["tool"] == false {
+		s.ToolName = ""
+	} else if s.ToolName, good = str("tool"); !good {
+		return fail("/x-kind/tool", "must be a string, or false for a kind the model does not raise")
+	} else if s.ToolName == "" {
 		s.ToolName = "request_" + s.Name
 	}
-	if !toolName.MatchString(s.ToolName) {
+	if s.ToolName != "" && !toolName.MatchString(s.ToolName) {
 		return fail("/x-kind/tool", "tool name %q is rejected by model APIs: use 1 to 64 letters, digits, _ or -", s.ToolName)
 	}
 	if s.ToolName == "submit_interaction" {

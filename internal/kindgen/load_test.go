@@ -79,3 +79,23 @@ func TestCamel(t *testing.T) {
 		}
 	}
 }
+
+// TestHostOnlyKind: "tool": false declares a kind with no raise tool; any
+// other non-string is an error at its pointer.
+func TestHostOnlyKind(t *testing.T) {
+	doc := func(tool string) []byte {
+		return []byte(`{"x-kind":{"name":"asked","capability":"c","tool":` + tool + `,"description":"d"},` +
+			`"$defs":{"Spec":{"type":"object","properties":{"q":{"type":"string"}}},"Values":{"type":"object"}}}`)
+	}
+	s, err := Load("spec/interactions/asked.schema.json", doc("false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ToolName != "" {
+		t.Errorf("tool false: ToolName %q, want none", s.ToolName)
+	}
+	var se *SchemaError
+	if _, err := Load("spec/interactions/asked.schema.json", doc("true")); !errors.As(err, &se) || se.Pointer != "/x-kind/tool" {
+		t.Errorf("tool true: error %v, want one at /x-kind/tool", err)
+	}
+}

@@ -206,6 +206,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Info("knowledge", "dir", *knowledgeDir, "documents", cfg.Knowledge.Len())
 	}
 	for _, src := range mcpSources {
+		// A server's question waits as long as its card, and a minute
+		// more, so that the deadline's cancel reaches the server first.
+		src.ElicitTimeout = cfg.ParkTimeout + time.Minute
 		m, err := mcp.Start(ctx, src, log)
 		if err != nil {
 			log.Error("start mcp server", "mcpServer", src.Name, "err", err)

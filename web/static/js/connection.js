@@ -74,7 +74,7 @@ export function send(frame) {
 }
 
 export function createSession() {
-  const f = { action: "create_conversation_session", requestId: nextId("create"), agentId, supports: supports() };
+  const f = { action: "create_conversation_session", requestId: nextId("create"), agentId, supports: supports(), keepTurns: true };
   if (state.conversationId) f.conversationId = state.conversationId;
   state.pending.set(f.requestId, "create");
   send(f);

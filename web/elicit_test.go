@@ -1,0 +1,108 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/agent/mcp"
+	"github.com/kindkit/kindkit/internal/mcptest"
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+)
+
+// TestElicitationInPage: the reference MCP server's elicitation tool
+// (@modelcontextprotocol/server-everything, from npm) parks the turn on an
+// elicitation card that the page draws from the server's requested schema
+// alone. A person fills it in and sends it, declines it, or lets its
+// deadline pass, and the server's own words about what it got come back
+// as the tool's result; the card ends as a one-line summary.
+func TestElicitationInPage(t *testing.T) {
+	chromium(t)
+	everything := mcptest.Everything(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t)
+	for _, c := range []struct {
+		name, result, summary string
+		answer                func(p *page, card string)
+	}{
+		{"submit", "Name: Ada Lovelace", "String: Ada Lovelace", func(p *page, card string) {
+			p.do("fill in the form",
+				chromedp.SendKeys(chromedp.CSS(card+` input[name="name"]`), "Ada Lovelace"),
+				chromedp.SendKeys(chromedp.CSS(card+` input[name="email"]`), "ada@example.com"),
+				chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+		}},
+		{"decline", "User declined", "Declined", func(p *page, card string) {
+			p.do("decline", chromedp.Click(chromedp.CSS(card+` .card-actions button.quiet`)))
+		}},
+		// The wire does not say how an Ask's card ended (its tool's result
+		// is the server's words, not the payload), so a card whose
+		// deadline passed reads only that it is closed.
+		{"deadline", "User cancelled", "This card is closed.", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { src.Close() })
+			model, err := agent.NewScripted([]agent.ScriptEntry{
+				{Kind: "toolCall", Name: "everything__trigger-elicitation-request", Arguments: `{}`},
+				{Kind: "text", Text: "Thanks."}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, clock := memstore.New(), clockwork.NewFakeClock()
+			p := newPage(t, browser)
+			p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Store: st,
+				ToolSets: []agent.ToolSet{src}, Clock: clock, ParkTimeout: time.Hour}))
+			p.say("ask me", true)
+			card := `.card[data-kind="elicitation"]`
+			p.do("the elicitation card", chromedp.WaitVisible(chromedp.CSS(card+` button[type="submit"]`)))
+			text := p.text(card)
+			for _, want := range []string{"Please provide inputs for the following fields:", "Your full, legal name", "String with email format"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("the card lacks %q:\n%s", want, text)
+				}
+			}
+			if c.answer != nil {
+				c.answer(p, card)
+			} else {
+				clock.Advance(2 * time.Hour)
+			}
+			p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Thanks."))`)
+			if r := toolResult(t, st); !strings.Contains(r, c.result) {
+				t.Errorf("the tool's result %q, want %q in it", r, c.result)
+			}
+			if s := p.text(card + ` .card-status`); !strings.Contains(s, c.summary) {
+				t.Errorf("the card's summary %q, want %q", s, c.summary)
+			}
+		})
+	}
+}
+
+// toolResult is the text of the first tool result stored in st's one
+// conversation.
+func toolResult(t *testing.T, st store.Store) string {
+	t.Helper()
+	ctx := context.Background()
+	convs, err := st.ListConversations(ctx, store.ConversationFilter{}, 10)
+	if err != nil || len(convs) != 1 {
+		t.Fatalf("conversations %v, %v; want one", convs, err)
+	}
+	msgs, _, err := st.Messages(ctx, convs[0].ID, []store.Role{store.RoleTool}, "", 10)
+	if err != nil || len(msgs) == 0 {
+		t.Fatalf("tool messages %v, %v", msgs, err)
+	}
+	return msgs[len(msgs)-1].Text // newest first: the last is the first result
+}
