@@ -33,8 +33,9 @@ const defaultElicitTimeout = 24*time.Hour + time.Minute
 const lostResult = "The MCP server's question (an elicitation) was lost: kindkit restarted, or the call ended, while it waited for the person's answer. Whether the tool did anything is unknown; tell the person, and call the tool again if they want to."
 
 // liveCall is a tool call that stays open while its elicitations wait for
-// a person. Its runs (the first, then one per answer) take turns; mu
-// guards what they share with each other and with the handler.
+// a person. Its runs (the first, then one per answer) take turns, and mu
+// guards what they share; open is the handler's, under the Server's mu.
+// The two locks are never held together.
 type liveCall struct {
 	id        string
 	session   *sdk.ClientSession
@@ -49,7 +50,8 @@ type liveCall struct {
 	mu      sync.Mutex
 	handed  int          // questions answered
 	pending *elicitation // the question a run asked, waiting for its answer
-	open    int          // questions sent by the server and not answered (s.mu)
+
+	open int // questions the server sent and that wait for an answer (Server.mu)
 }
 
 // elicitation is one elicitation/create of a call, and where its answer
