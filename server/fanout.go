@@ -62,8 +62,9 @@ type watcher struct {
 }
 
 type heldFrame struct {
-	frame []byte
-	n     *note // nil for the catch-up
+	frame   []byte
+	n       *note  // nil for the catch-up
+	request string // the catch-up's turn
 }
 
 // said is one frame of a running turn: a run of tokens, kept as text so a
@@ -409,7 +410,7 @@ func (h *hub) watch(c *conn, conv string) {
 		if frame == nil {
 			frame = tokenEvent(s.requestID, string(s.tokens)).raw
 		}
-		w.held = append(w.held, heldFrame{frame: frame})
+		w.held = append(w.held, heldFrame{frame: frame, request: s.requestID})
 	}
 	tp.watchers[c] = w
 }
@@ -429,7 +430,12 @@ func (h *hub) open(c *conn, conv string, shown *store.Park) {
 		w.shown, w.request = shown.ID, shown.Turn.RequestID
 	}
 	for _, hf := range w.held {
-		if hf.n == nil || !w.old(*hf.n) {
+		switch {
+		case hf.n == nil && shown != nil && hf.request == w.request:
+			// A catch-up of the run that raised the card shown: that run
+			// parked (its prompt's note had not come yet when the watch
+			// began, on another process), and the card is what is left.
+		case hf.n == nil || !w.old(*hf.n):
 			c.sendFrame(hf.frame)
 		}
 	}
