@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // A Form is a kind's elicitation form for one spec: the requestedSchema to
@@ -71,27 +72,27 @@ type group struct {
 //
 // A template that says the kind is not elicitable gives ErrNotElicitable.
 func NewForm(template string, spec json.RawMessage) (*Form, error) {
-	t, err := decodeOrdered([]byte(template))
+	t, err := jsonx.DecodeOrdered([]byte(template))
 	root, _ := t.(*object)
 	if err != nil || root == nil {
 		return nil, fmt.Errorf("read the elicitation template: not a JSON object (%v)", err)
 	}
-	if why := root.str("x-not-elicitable"); why != "" {
+	if why := root.Str("x-not-elicitable"); why != "" {
 		return nil, fmt.Errorf("%w: %s", ErrNotElicitable, why)
 	}
-	s, err := decodeOrdered(spec)
+	s, err := jsonx.DecodeOrdered(spec)
 	if err != nil {
 		return nil, fmt.Errorf("read the spec: %w", err)
 	}
-	props := root.obj("properties")
+	props := root.Obj("properties")
 	if props == nil {
 		return nil, fmt.Errorf("read the elicitation template: no properties")
 	}
 	f := &Form{fields: map[string]field{}}
-	ui := root.obj("x-ui")
+	ui := root.Obj("x-ui")
 	for _, p := range list(ui, "text") {
 		ptr, _ := p.(string)
-		v, _ := pointer(s, ptr)
+		v, _ := jsonx.Pointer(s, ptr)
 		if text, _ := v.(string); strings.TrimSpace(text) != "" {
 			f.Texts = append(f.Texts, text)
 		}
@@ -100,11 +101,11 @@ func NewForm(template string, spec json.RawMessage) (*Form, error) {
 	names, required, titles := asked(root, props, s)
 	b := &builder{f: f, props: &object{}}
 	for _, name := range names {
-		node := props.obj(name)
+		node := props.Obj(name)
 		if node == nil {
 			return nil, fmt.Errorf("read the elicitation template: property %q is not an object", name)
 		}
-		if each := node.obj("x-ui").obj("each"); each != nil {
+		if each := node.Obj("x-ui").Obj("each"); each != nil {
 			if err := b.group(name, node, each, s); err != nil {
 				return nil, err
 			}
@@ -118,7 +119,7 @@ func NewForm(template string, spec json.RawMessage) (*Form, error) {
 			continue
 		}
 		if t, ok := titles[name]; ok {
-			p.set("title", t)
+			p.Set("title", t)
 		}
 		if err := b.add(name, p, field{prop: name, group: -1, single: single}, required[name]); err != nil {
 			return nil, err
@@ -126,10 +127,10 @@ func NewForm(template string, spec json.RawMessage) (*Form, error) {
 		f.props = append(f.props, valuesProp{name: name, group: -1})
 	}
 	out := &object{}
-	out.set("type", "object")
-	out.set("properties", b.props)
+	out.Set("type", "object")
+	out.Set("properties", b.props)
 	if len(b.required) > 0 {
-		out.set("required", b.required)
+		out.Set("required", b.required)
 	}
 	if f.Schema, err = json.Marshal(out); err != nil {
 		return nil, err
@@ -145,26 +146,26 @@ func NewForm(template string, spec json.RawMessage) (*Form, error) {
 // template says, or those a fields hint picks from a spec list.
 func asked(root, props *object, spec any) (names []string, required map[string]bool, titles map[string]string) {
 	required, titles = map[string]bool{}, map[string]string{}
-	fh := root.obj("x-ui").obj("fields")
+	fh := root.Obj("x-ui").Obj("fields")
 	if fh == nil {
 		for _, r := range list(root, "required") {
 			if name, ok := r.(string); ok {
 				required[name] = true
 			}
 		}
-		return props.keys, required, titles
+		return props.Keys(), required, titles
 	}
-	for _, e := range specList(spec, fh.str("from")) {
+	for _, e := range specList(spec, fh.Str("from")) {
 		el, _ := e.(*object)
-		name := el.str(fh.str("key"))
-		if _, ok := props.get(name); !ok || slices.Contains(names, name) {
+		name := el.Str(fh.Str("key"))
+		if _, ok := props.Get(name); !ok || slices.Contains(names, name) {
 			continue
 		}
 		names = append(names, name)
-		if v, _ := el.get(fh.str("required")); v == true {
+		if v, _ := el.Get(fh.Str("required")); v == true {
 			required[name] = true
 		}
-		if l := strings.TrimSpace(el.str(fh.str("label"))); l != "" {
+		if l := strings.TrimSpace(el.Str(fh.Str("label"))); l != "" {
 			titles[name] = l
 		}
 	}
@@ -183,7 +184,7 @@ func (b *builder) add(name string, p *object, fl field, required bool) error {
 		return fmt.Errorf("the form would have two fields named %q", name)
 	}
 	b.f.fields[name] = fl
-	b.props.set(name, p)
+	b.props.Set(name, p)
 	if required {
 		b.required = append(b.required, name)
 	}
@@ -193,21 +194,21 @@ func (b *builder) add(name string, p *object, fl field, required bool) error {
 // group adds the fields of an each hint's Values property name: its items'
 // properties, once per element of the spec list, as "<key>.<property>".
 func (b *builder) group(name string, node, each *object, spec any) error {
-	g := group{key: each.str("key")}
+	g := group{key: each.Str("key")}
 	gi := len(b.f.groups)
-	sub := node.obj("properties")
+	sub := node.Obj("properties")
 	if sub == nil {
 		return fmt.Errorf("read the elicitation template: group %q has no properties", name)
 	}
-	for i, e := range specList(spec, each.str("from")) {
+	for i, e := range specList(spec, each.Str("from")) {
 		el, _ := e.(*object)
-		k := el.str(g.key)
+		k := el.Str(g.key)
 		if k == "" {
-			return fmt.Errorf("the spec's %s/%d has no %q to name its fields by", each.str("from"), i, g.key)
+			return fmt.Errorf("the spec's %s/%d has no %q to name its fields by", each.Str("from"), i, g.key)
 		}
 		g.keys = append(g.keys, k)
-		for _, sn := range sub.keys {
-			p, single, shown, err := leaf(sub.obj(sn), el)
+		for _, sn := range sub.Keys() {
+			p, single, shown, err := leaf(sub.Obj(sn), el)
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", k, sn, err)
 			}
@@ -232,25 +233,25 @@ func leaf(node, base any) (p *object, single, shown bool, err error) {
 		return nil, false, false, fmt.Errorf("not a schema object")
 	}
 	p = &object{}
-	for _, k := range n.keys {
+	for _, k := range n.Keys() {
 		if k != "x-ui" {
-			p.set(k, n.vals[k])
+			p.Set(k, n.At(k))
 		}
 	}
-	ui := n.obj("x-ui")
+	ui := n.Obj("x-ui")
 	if ui == nil {
 		return p, false, true, nil
 	}
-	if ptr := ui.str("showIf"); ptr != "" {
-		if v, _ := pointer(base, ptr); v != true {
+	if ptr := ui.Str("showIf"); ptr != "" {
+		if v, _ := jsonx.Pointer(base, ptr); v != true {
 			return nil, false, false, nil
 		}
 	}
 	labels := map[string]string{}
-	if bind := ui.obj("bind"); bind != nil {
-		for _, k := range bind.keys {
-			ptr, _ := bind.vals[k].(string)
-			v, ok := pointer(base, ptr)
+	if bind := ui.Obj("bind"); bind != nil {
+		for _, k := range bind.Keys() {
+			ptr, _ := bind.At(k).(string)
+			v, ok := jsonx.Pointer(base, ptr)
 			if !ok || v == nil {
 				continue
 			}
@@ -258,40 +259,40 @@ func leaf(node, base any) (p *object, single, shown bool, err error) {
 				labels[k], _ = v.(string)
 				continue
 			}
-			p.set(k, v)
+			p.Set(k, v)
 		}
 	}
-	if opts := ui.obj("options"); opts != nil {
+	if opts := ui.Obj("options"); opts != nil {
 		var entries []any
-		for i, e := range specList(base, opts.str("from")) {
-			c, title := optionOf(e, opts.str("value"), opts.str("label"))
+		for i, e := range specList(base, opts.Str("from")) {
+			c, title := optionOf(e, opts.Str("value"), opts.Str("label"))
 			if c == "" {
-				return nil, false, false, fmt.Errorf("the spec's %s/%d has no %q to offer", opts.str("from"), i, opts.str("value"))
+				return nil, false, false, fmt.Errorf("the spec's %s/%d has no %q to offer", opts.Str("from"), i, opts.Str("value"))
 			}
 			entry := &object{}
-			entry.set("const", c)
-			entry.set("title", title)
+			entry.Set("const", c)
+			entry.Set("title", title)
 			entries = append(entries, entry)
 		}
 		if len(entries) == 0 {
-			return nil, false, false, fmt.Errorf("the spec's %s offers nothing to pick", opts.str("from"))
+			return nil, false, false, fmt.Errorf("the spec's %s offers nothing to pick", opts.Str("from"))
 		}
-		if p.str("type") == "array" {
+		if p.Str("type") == "array" {
 			items := &object{}
-			items.set("anyOf", entries)
-			p.set("items", items)
+			items.Set("anyOf", entries)
+			p.Set("items", items)
 		} else {
-			p.set("oneOf", entries)
+			p.Set("oneOf", entries)
 		}
 	}
-	if ptr := ui.str("multiIf"); ptr != "" && p.str("type") == "array" {
-		if v, _ := pointer(base, ptr); v != true {
+	if ptr := ui.Str("multiIf"); ptr != "" && p.Str("type") == "array" {
+		if v, _ := jsonx.Pointer(base, ptr); v != true {
 			single = true
 			asOnePick(p)
 		}
 	}
 	if len(labels) > 0 {
-		p.set("description", describeEnds(p, labels))
+		p.Set("description", describeEnds(p, labels))
 	}
 	return p, single, true, nil
 }
@@ -303,7 +304,7 @@ func optionOf(e any, value, label string) (string, string) {
 		return s, s
 	}
 	el, _ := e.(*object)
-	c, title := el.str(value), el.str(label)
+	c, title := el.Str(value), el.Str(label)
 	if title == "" {
 		title = c
 	}
@@ -313,20 +314,20 @@ func optionOf(e any, value, label string) (string, string) {
 // asOnePick turns a multi-select array into the single-select string of the
 // same picks.
 func asOnePick(p *object) {
-	items := p.obj("items")
-	p.set("type", "string")
-	if anyOf, ok := items.get("anyOf"); ok {
-		p.set("oneOf", anyOf)
-	} else if enum, ok := items.get("enum"); ok {
-		p.set("enum", enum)
+	items := p.Obj("items")
+	p.Set("type", "string")
+	if anyOf, ok := items.Get("anyOf"); ok {
+		p.Set("oneOf", anyOf)
+	} else if enum, ok := items.Get("enum"); ok {
+		p.Set("enum", enum)
 	}
-	if d, ok := p.vals["default"].([]any); ok && len(d) == 1 {
-		p.set("default", d[0])
+	if d, ok := p.At("default").([]any); ok && len(d) == 1 {
+		p.Set("default", d[0])
 	} else {
-		p.del("default")
+		p.Delete("default")
 	}
 	for _, k := range []string{"items", "minItems", "maxItems"} {
-		p.del(k)
+		p.Delete(k)
 	}
 }
 
@@ -338,13 +339,13 @@ func describeEnds(p *object, labels map[string]string) string {
 		if l == "" {
 			continue
 		}
-		if b, ok := p.get(end.bound); ok {
+		if b, ok := p.Get(end.bound); ok {
 			parts = append(parts, fmt.Sprintf("%v = %s", b, l))
 		} else {
 			parts = append(parts, end.word+": "+l)
 		}
 	}
-	d := strings.TrimSpace(p.str("description"))
+	d := strings.TrimSpace(p.Str("description"))
 	if d != "" {
 		d += " "
 	}
@@ -361,7 +362,7 @@ func (f *Form) Values(content map[string]any) (json.RawMessage, []kindkit.FieldE
 	for gi, g := range f.groups {
 		for _, k := range g.keys {
 			el := &object{}
-			el.set(g.key, k)
+			el.Set(g.key, k)
 			elems[gi] = append(elems[gi], el)
 		}
 	}
@@ -386,7 +387,7 @@ func (f *Form) Values(content map[string]any) (json.RawMessage, []kindkit.FieldE
 		if fl.group < 0 {
 			top[fl.prop] = v
 		} else {
-			elems[fl.group][fl.elem].set(fl.prop, v)
+			elems[fl.group][fl.elem].Set(fl.prop, v)
 		}
 	}
 	if len(errs) > 0 {
@@ -399,9 +400,9 @@ func (f *Form) Values(content map[string]any) (json.RawMessage, []kindkit.FieldE
 			for i, el := range elems[p.group] {
 				list[i] = el
 			}
-			values.set(p.name, list)
+			values.Set(p.name, list)
 		} else if v, ok := top[p.name]; ok {
-			values.set(p.name, v)
+			values.Set(p.name, v)
 		}
 	}
 	out, err := json.Marshal(values)
@@ -412,13 +413,13 @@ func (f *Form) Values(content map[string]any) (json.RawMessage, []kindkit.FieldE
 }
 
 func list(o *object, k string) []any {
-	v, _ := o.get(k)
+	v, _ := o.Get(k)
 	l, _ := v.([]any)
 	return l
 }
 
 func specList(base any, ptr string) []any {
-	v, _ := pointer(base, ptr)
+	v, _ := jsonx.Pointer(base, ptr)
 	l, _ := v.([]any)
 	return l
 }

@@ -1,6 +1,7 @@
-// Package jsonx holds the two JSON helpers the module's tools and pages
-// share: reading a document that must hold exactly one value, and writing
-// without HTML escaping. The root package kindkit imports no other package
+// Package jsonx holds the JSON helpers the module's tools and pages
+// share: reading a document that must hold exactly one value, writing
+// without HTML escaping, and objects that keep their keys in order
+// (ordered.go) with the JSON pointers that walk them. The root package kindkit imports no other package
 // of the module, so it keeps its own: json v2 for what comes from outside
 // (decode.go), and marshalString for its wire strings.
 package jsonx

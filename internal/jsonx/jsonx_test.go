@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kindkit/kindkit/internal/jsonx"
@@ -45,5 +46,40 @@ func TestMarshal(t *testing.T) {
 	}
 	if _, err := jsonx.Marshal(func() {}); err == nil {
 		t.Error("Marshal of a func: no error")
+	}
+}
+
+// An ordered document keeps its keys in order through a decode and an
+// indented encode, follows pointers, and refuses duplicate keys and
+// trailing data.
+func TestOrdered(t *testing.T) {
+	v, err := jsonx.DecodeOrdered([]byte(`{"z":1,"a":{"b/c":["<&>",2.50]},"m":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := jsonx.Indent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"z\": 1,\n  \"a\": {\n    \"b/c\": [\n      \"<&>\",\n      2.50\n    ]\n  },\n  \"m\": null\n}\n"
+	if string(out) != want {
+		t.Errorf("Indent = %s, want %s", out, want)
+	}
+	if got, ok := jsonx.Pointer(v, "/a/b~1c/1"); !ok || got != json.Number("2.50") {
+		t.Errorf("Pointer = %v, %v", got, ok)
+	}
+	if _, ok := jsonx.Pointer(v, "/a/x"); ok {
+		t.Error("Pointer found a key that is not there")
+	}
+	o := v.(*jsonx.Object)
+	o.Delete("z")
+	o.Set("n", "x")
+	if got := strings.Join(o.Keys(), ","); got != "a,m,n" {
+		t.Errorf("keys after Delete and Set: %s", got)
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `{} {}`} {
+		if _, err := jsonx.DecodeOrdered([]byte(bad)); err == nil {
+			t.Errorf("%s was read", bad)
+		}
 	}
 }

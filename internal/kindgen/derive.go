@@ -3,6 +3,8 @@ package kindgen
 import (
 	"strconv"
 	"strings"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // derived are the schemas kindgen derives from a kind's schema file. Each
@@ -22,8 +24,8 @@ var derived = []struct {
 // reasonProperty is added to every raise tool: the model says why it asks.
 func reasonProperty() *object {
 	o := &object{}
-	o.set("type", "string")
-	o.set("description", "Why you are asking, in a short phrase the visitor will read (for example \"to send you the quote\").")
+	o.Set("type", "string")
+	o.Set("description", "Why you are asking, in a short phrase the visitor will read (for example \"to send you the quote\").")
 	return o
 }
 
@@ -39,11 +41,11 @@ func toolSchema(s *Schema) (any, error) {
 		return nil, err
 	}
 	obj := v.(*object) // Load checked that Spec is an object schema with properties
-	props, _ := obj.get("properties")
-	props.(*object).set("reason", reasonProperty())
-	required, _ := obj.get("required")
+	props, _ := obj.Get("properties")
+	props.(*object).Set("reason", reasonProperty())
+	required, _ := obj.Get("required")
 	list, _ := required.([]any)
-	obj.set("required", append(list, "reason"))
+	obj.Set("required", append(list, "reason"))
 	return obj, nil
 }
 
@@ -71,8 +73,8 @@ var dataKeywords = map[string]bool{"enum": true, "const": true, "default": true,
 var nameKeywords = map[string]bool{"properties": true, "patternProperties": true, "dependentSchemas": true, "$defs": true}
 
 func (in *inliner) def(name string) any {
-	defs, _ := in.s.Tree.get("$defs")
-	d, _ := defs.(*object).get(name)
+	defs, _ := in.s.Tree.Get("$defs")
+	d, _ := defs.(*object).Get(name)
 	return d
 }
 
@@ -91,90 +93,55 @@ func (in *inliner) inline(node any, ptr string, refs []string) (any, error) {
 		return out, nil
 	case *object:
 		out := &object{}
-		if ref, ok := n.vals["$ref"].(string); ok {
+		if ref, ok := n.At("$ref").(string); ok {
 			for _, r := range refs {
 				if r == ref {
 					return nil, &SchemaError{Path: in.s.Path, Pointer: ptr + "/$ref", Message: in.what}
 				}
 			}
-			target, _ := pointer(in.s.Tree, strings.TrimPrefix(ref, "#"))
+			target, _ := jsonx.Pointer(in.s.Tree, strings.TrimPrefix(ref, "#"))
 			resolved, err := in.inline(target, strings.TrimPrefix(ref, "#"), append(refs[:len(refs):len(refs)], ref))
 			if err != nil {
 				return nil, err
 			}
 			if r, ok := resolved.(*object); ok {
-				for _, k := range r.keys {
-					if _, shadowed := n.vals[k]; !shadowed {
-						out.set(k, r.vals[k])
+				for _, k := range r.Keys() {
+					if _, shadowed := n.Get(k); !shadowed {
+						out.Set(k, r.At(k))
 					}
 				}
 			}
 		}
-		for _, k := range n.keys {
-			v := n.vals[k]
+		for _, k := range n.Keys() {
+			v := n.At(k)
 			switch {
 			case in.drop(k):
 			case dataKeywords[k]:
-				out.set(k, v)
+				out.Set(k, v)
 			case nameKeywords[k]:
 				names, ok := v.(*object)
 				if !ok {
-					out.set(k, v)
+					out.Set(k, v)
 					continue
 				}
 				m := &object{}
-				for _, name := range names.keys {
-					c, err := in.inline(names.vals[name], ptr+"/"+escape(k)+"/"+escape(name), refs)
+				for _, name := range names.Keys() {
+					c, err := in.inline(names.At(name), ptr+"/"+escape(k)+"/"+escape(name), refs)
 					if err != nil {
 						return nil, err
 					}
-					m.set(name, c)
+					m.Set(name, c)
 				}
-				out.set(k, m)
+				out.Set(k, m)
 			default:
 				c, err := in.inline(v, ptr+"/"+escape(k), refs)
 				if err != nil {
 					return nil, err
 				}
-				out.set(k, c)
+				out.Set(k, c)
 			}
 		}
 		return out, nil
 	}
 	return node, nil
-}
-
-// pointer follows a JSON pointer in a tree decodeOrdered made, or in one
-// encoding/json made (objects as maps).
-func pointer(root any, ptr string) (any, bool) {
-	cur := root
-	if ptr == "" {
-		return cur, true
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case *object:
-			v, ok := c.get(tok)
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case map[string]any:
-			v, ok := c[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }

@@ -40,7 +40,7 @@ func elicitationSchema(s *Schema) (any, error) {
 	}
 	if reason != "" {
 		marker := &object{}
-		marker.set("x-not-elicitable", s.Path+": "+reason)
+		marker.Set("x-not-elicitable", s.Path+": "+reason)
 		return marker, nil
 	}
 	return out, nil
@@ -66,21 +66,21 @@ func (d *flattener) fail(ptr, format string, args ...any) error {
 // root flattens Values: reason says why it cannot be, or out is the form.
 func (d *flattener) root(v any, ptr string) (out *object, reason string, err error) {
 	node, _ := v.(*object)
-	props := objectAt(node, "properties")
-	if node == nil || str(node, "type") != "object" || props == nil || len(props.keys) == 0 {
+	props := node.Obj("properties")
+	if node == nil || node.Str("type") != "object" || props == nil || len(props.Keys()) == 0 {
 		return nil, ptr + ": Values is not an object with properties (a free-form object cannot be asked as MCP's flat form)", nil
 	}
 	out = &object{}
-	out.set("type", "object")
+	out.Set("type", "object")
 	outProps := &object{}
-	for _, name := range props.keys {
+	for _, name := range props.Keys() {
 		pp := ptr + "/properties/" + escape(name)
-		p, _ := props.vals[name].(*object)
+		p, _ := props.At(name).(*object)
 		if p == nil {
 			return nil, pp + ": not a schema object", nil
 		}
 		var c *object
-		if ui := objectAt(p, "x-ui"); ui != nil && ui.vals["each"] != nil {
+		if ui := p.Obj("x-ui"); ui != nil && ui.At("each") != nil {
 			c, reason, err = d.group(p, pp)
 		} else {
 			c, reason, err = d.leaf(p, pp)
@@ -88,21 +88,21 @@ func (d *flattener) root(v any, ptr string) (out *object, reason string, err err
 		if err != nil || reason != "" {
 			return nil, reason, err
 		}
-		outProps.set(name, c)
+		outProps.Set(name, c)
 	}
-	out.set("properties", outProps)
+	out.Set("properties", outProps)
 	if req := required(node, props, ""); len(req) > 0 {
-		out.set("required", req)
+		out.Set("required", req)
 	}
-	if ui := objectAt(node, "x-ui"); ui != nil {
+	if ui := node.Obj("x-ui"); ui != nil {
 		hints := &object{}
 		for _, k := range []string{"text", "fields"} {
-			if v, ok := ui.vals[k]; ok {
-				hints.set(k, v)
+			if v, ok := ui.Get(k); ok {
+				hints.Set(k, v)
 			}
 		}
-		if len(hints.keys) > 0 {
-			out.set("x-ui", hints)
+		if len(hints.Keys()) > 0 {
+			out.Set("x-ui", hints)
 		}
 	}
 	return out, "", nil
@@ -112,15 +112,15 @@ func (d *flattener) root(v any, ptr string) (out *object, reason string, err err
 // skip (a group's key, filled from the spec) and group properties (always
 // filled by the mapping).
 func required(node, props *object, skip string) []any {
-	list, _ := node.vals["required"].([]any)
+	list, _ := node.At("required").([]any)
 	var out []any
 	for _, r := range list {
 		name, _ := r.(string)
-		p, _ := props.vals[name].(*object)
+		p, _ := props.At(name).(*object)
 		if name == skip || p == nil {
 			continue
 		}
-		if ui := objectAt(p, "x-ui"); ui != nil && ui.vals["each"] != nil {
+		if ui := p.Obj("x-ui"); ui != nil && ui.At("each") != nil {
 			continue
 		}
 		out = append(out, name)
@@ -131,30 +131,30 @@ func required(node, props *object, skip string) []any {
 // group flattens a property with an each hint: an array of objects with one
 // element per element of a spec list, matched by a key property.
 func (d *flattener) group(p *object, ptr string) (*object, string, error) {
-	each := objectAt(objectAt(p, "x-ui"), "each")
-	items := objectAt(p, "items")
-	props := objectAt(items, "properties")
-	if each == nil || str(p, "type") != "array" || props == nil {
+	each := p.Obj("x-ui").Obj("each")
+	items := p.Obj("items")
+	props := items.Obj("properties")
+	if each == nil || p.Str("type") != "array" || props == nil {
 		return nil, "", d.fail(ptr+"/x-ui/each", "each needs an object {from, key} on an array of objects with properties")
 	}
-	from, key := str(each, "from"), str(each, "key")
+	from, key := each.Str("from"), each.Str("key")
 	if from == "" || key == "" {
 		return nil, "", d.fail(ptr+"/x-ui/each", "each needs from (a pointer to a list in the spec) and key (the property that names its element)")
 	}
-	if k := objectAt(props, key); k == nil || str(k, "type") != "string" {
+	if k := props.Obj(key); k == nil || k.Str("type") != "string" {
 		return nil, "", d.fail(ptr+"/x-ui/each/key", "%q is not a string property of the items", key)
 	}
 	out := &object{}
 	hint := &object{}
-	hint.set("each", each)
-	out.set("x-ui", hint)
+	hint.Set("each", each)
+	out.Set("x-ui", hint)
 	outProps := &object{}
-	for _, name := range props.keys {
+	for _, name := range props.Keys() {
 		if name == key {
 			continue
 		}
 		pp := ptr + "/items/properties/" + escape(name)
-		c, _ := props.vals[name].(*object)
+		c, _ := props.At(name).(*object)
 		if c == nil {
 			return nil, pp + ": not a schema object", nil
 		}
@@ -162,11 +162,11 @@ func (d *flattener) group(p *object, ptr string) (*object, string, error) {
 		if err != nil || reason != "" {
 			return nil, reason, err
 		}
-		outProps.set(name, leaf)
+		outProps.Set(name, leaf)
 	}
-	out.set("properties", outProps)
+	out.Set("properties", outProps)
 	if req := required(items, props, key); len(req) > 0 {
-		out.set("required", req)
+		out.Set("required", req)
 	}
 	return out, "", nil
 }
@@ -174,43 +174,43 @@ func (d *flattener) group(p *object, ptr string) (*object, string, error) {
 // leaf flattens one property into one of MCP's primitive shapes.
 func (d *flattener) leaf(p *object, ptr string) (*object, string, error) {
 	for _, k := range []string{"oneOf", "anyOf", "allOf", "not", "if", "properties", "patternProperties"} {
-		if _, ok := p.vals[k]; ok {
+		if _, ok := p.Get(k); ok {
 			return nil, fmt.Sprintf("%s: %s cannot be asked as a primitive form field", ptr, k), nil
 		}
 	}
-	ui := objectAt(p, "x-ui")
-	typ := str(p, "type")
-	if typ == "" && p.vals["enum"] != nil {
+	ui := p.Obj("x-ui")
+	typ := p.Str("type")
+	if typ == "" && p.At("enum") != nil {
 		typ = "string"
 	}
 	out := &object{}
-	out.set("type", typ)
-	if l := str(ui, "label"); l != "" {
-		out.set("title", l)
+	out.Set("type", typ)
+	if l := ui.Str("label"); l != "" {
+		out.Set("title", l)
 	}
-	if h := str(ui, "help"); h != "" {
-		out.set("description", h) // descriptions are the model's; a person reads help
+	if h := ui.Str("help"); h != "" {
+		out.Set("description", h) // descriptions are the model's; a person reads help
 	}
 	copyKeys := func(keys ...string) {
 		for _, k := range keys {
-			if v, ok := p.vals[k]; ok {
-				out.set(k, v)
+			if v, ok := p.Get(k); ok {
+				out.Set(k, v)
 			}
 		}
 	}
-	dynamic := ui != nil && ui.vals["options"] != nil
+	dynamic := ui != nil && ui.At("options") != nil
 	switch typ {
 	case "string":
-		if p.vals["enum"] != nil {
+		if p.At("enum") != nil {
 			enum, ok := stringEnum(p)
 			if !ok {
 				return nil, ptr + "/enum: an elicitation enum holds strings only", nil
 			}
-			setEnum(out, enum, objectAt(ui, "labels"), "oneOf")
+			setEnum(out, enum, ui.Obj("labels"), "oneOf")
 		} else if !dynamic {
 			copyKeys("minLength", "maxLength")
-			if f := str(p, "format"); slices.Contains(mcpFormats, f) {
-				out.set("format", f)
+			if f := p.Str("format"); slices.Contains(mcpFormats, f) {
+				out.Set("format", f)
 			}
 		}
 		copyKeys("default")
@@ -219,32 +219,32 @@ func (d *flattener) leaf(p *object, ptr string) (*object, string, error) {
 	case "boolean":
 		copyKeys("default")
 	case "array":
-		items := objectAt(p, "items")
+		items := p.Obj("items")
 		switch {
-		case items != nil && items.vals["enum"] != nil:
+		case items != nil && items.At("enum") != nil:
 			enum, ok := stringEnum(items)
 			if !ok {
 				return nil, ptr + "/items/enum: an elicitation enum holds strings only", nil
 			}
 			it := &object{}
-			setEnum(it, enum, objectAt(ui, "labels"), "anyOf")
-			out.set("items", it)
-		case dynamic && items != nil && str(items, "type") == "string":
+			setEnum(it, enum, ui.Obj("labels"), "anyOf")
+			out.Set("items", it)
+		case dynamic && items != nil && items.Str("type") == "string":
 		default:
 			return nil, ptr + ": an array is asked only as a multi-select: its items an enum of strings, or strings picked from the spec (x-ui options)", nil
 		}
 		copyKeys("minItems", "maxItems", "default")
 	default:
-		return nil, fmt.Sprintf("%s: type %v cannot be asked as a primitive form field (string, number, integer, boolean, or an array of an enum)", ptr, p.vals["type"]), nil
+		return nil, fmt.Sprintf("%s: type %v cannot be asked as a primitive form field (string, number, integer, boolean, or an array of an enum)", ptr, p.At("type")), nil
 	}
 	if ui == nil {
 		return out, "", nil
 	}
-	if ui.vals["multiIf"] != nil && typ != "array" {
+	if ui.At("multiIf") != nil && typ != "array" {
 		return nil, "", d.fail(ptr+"/x-ui/multiIf", "multiIf asks an array as one pick when false; this property is not an array")
 	}
-	if bind := objectAt(ui, "bind"); bind != nil {
-		for _, k := range bind.keys {
+	if bind := ui.Obj("bind"); bind != nil {
+		for _, k := range bind.Keys() {
 			if !slices.Contains(bindable, k) {
 				return nil, "", d.fail(ptr+"/x-ui/bind/"+escape(k), "an elicitation form cannot bind %q (bindable: %v)", k, bindable)
 			}
@@ -252,12 +252,12 @@ func (d *flattener) leaf(p *object, ptr string) (*object, string, error) {
 	}
 	hints := &object{}
 	for _, k := range specHints {
-		if v, ok := ui.vals[k]; ok {
-			hints.set(k, v)
+		if v, ok := ui.Get(k); ok {
+			hints.Set(k, v)
 		}
 	}
-	if len(hints.keys) > 0 {
-		out.set("x-ui", hints)
+	if len(hints.Keys()) > 0 {
+		out.Set("x-ui", hints)
 	}
 	return out, "", nil
 }
@@ -267,31 +267,31 @@ func (d *flattener) leaf(p *object, ptr string) (*object, string, error) {
 func setEnum(node *object, enum []string, labels *object, key string) {
 	if labels == nil {
 		if key == "anyOf" {
-			node.set("type", "string")
+			node.Set("type", "string")
 		}
 		vals := make([]any, len(enum))
 		for i, e := range enum {
 			vals[i] = e
 		}
-		node.set("enum", vals)
+		node.Set("enum", vals)
 		return
 	}
 	entries := make([]any, len(enum))
 	for i, e := range enum {
 		entry := &object{}
-		entry.set("const", e)
-		title := str(labels, e)
+		entry.Set("const", e)
+		title := labels.Str(e)
 		if title == "" {
 			title = e
 		}
-		entry.set("title", title)
+		entry.Set("title", title)
 		entries[i] = entry
 	}
-	node.set(key, entries)
+	node.Set(key, entries)
 }
 
 func stringEnum(p *object) ([]string, bool) {
-	list, _ := p.vals["enum"].([]any)
+	list, _ := p.At("enum").([]any)
 	out := make([]string, len(list))
 	for i, e := range list {
 		s, ok := e.(string)
@@ -301,20 +301,4 @@ func stringEnum(p *object) ([]string, bool) {
 		out[i] = s
 	}
 	return out, len(out) > 0
-}
-
-func objectAt(o *object, key string) *object {
-	if o == nil {
-		return nil
-	}
-	v, _ := o.vals[key].(*object)
-	return v
-}
-
-func str(o *object, key string) string {
-	if o == nil {
-		return ""
-	}
-	s, _ := o.vals[key].(string)
-	return s
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 // SpecDir holds the schemas, relative to the project root.
@@ -70,7 +72,7 @@ func Generate(root, module string) (*Output, error) {
 			if err != nil {
 				return nil, err
 			}
-			if out.Files[dir+d.file], err = indented(v); err != nil {
+			if out.Files[dir+d.file], err = jsonx.Indent(v); err != nil {
 				return nil, fmt.Errorf("%s: write %s: %w", s.Path, d.file, err)
 			}
 		}

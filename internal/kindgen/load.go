@@ -58,7 +58,7 @@ func Load(path string, data []byte) (*Schema, error) {
 	if !ok {
 		return fail("/", "a schema file must hold a JSON object")
 	}
-	tree, err := decodeOrdered(data)
+	tree, err := jsonx.DecodeOrdered(data)
 	if err != nil {
 		return fail("/", "not valid JSON: %s", err)
 	}
@@ -176,7 +176,7 @@ func lookup(doc map[string]any, ref string) (map[string]any, bool) {
 	if !ok || (ptr != "" && !strings.HasPrefix(ptr, "/")) {
 		return nil, false
 	}
-	v, ok := pointer(doc, ptr)
+	v, ok := jsonx.Pointer(doc, ptr)
 	if !ok {
 		return nil, false
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/elicit"
+	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,7 +49,7 @@ func FuzzLoad(f *testing.F) {
 			}
 			if d.file == "elicitation.json" {
 				// The run time reads what was derived: an error, never a panic.
-				data, err := indented(v)
+				data, err := jsonx.Indent(v)
 				if err != nil {
 					t.Fatal(err)
 				}
