@@ -76,28 +76,10 @@ func TestEveryTabSeesTheTurn(t *testing.T) {
 	}
 }
 
-// stallModel says its first words, waits for release, then finishes.
-type stallModel struct {
-	said, release chan struct{}
-}
-
-func (m *stallModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
-	onText("Hello, ")
-	onText("there")
-	m.said <- struct{}{}
-	select {
-	case <-m.release:
-	case <-ctx.Done():
-		return agent.ModelResponse{}, ctx.Err()
-	}
-	onText(" and goodbye.")
-	return agent.ModelResponse{Text: "Hello, there and goodbye.", Position: req.Position + 1}, nil
-}
-
 // A tab that joins mid-turn first gets what the turn has said so far (the
 // tokens as one), then the rest live.
 func TestJoinMidTurn(t *testing.T) {
-	m := &stallModel{said: make(chan struct{}, 1), release: make(chan struct{})}
+	m := servertest.NewStall()
 	_, url := startServer(t, server.Config{Model: m})
 	a := dial(t, url)
 	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"}`)
@@ -105,13 +87,13 @@ func TestJoinMidTurn(t *testing.T) {
 	sidA, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
 	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
 	a.Expect("immediate_response")
-	<-m.said
+	<-m.Said
 	b := dial(t, url)
 	resumeConversation(b, conv, "")
 	if tok := b.Expect("stream_token")[0]; tok["token"] != "Hello, there" || tok["requestId"] != "T" {
 		t.Errorf("catch-up: %v, want the turn's words so far", tok)
 	}
-	close(m.release)
+	close(m.Release)
 	if text, end := watched(b, "T"); text != " and goodbye." || end["type"] != "eventual_response" {
 		t.Errorf("after the catch-up: %q, %v", text, end)
 	}
@@ -278,14 +260,14 @@ func TestMessageNamesTheCardItAnswers(t *testing.T) {
 // the conversation's other sockets too: they hear cancelled, and a socket
 // that joins afterwards is given nothing of it to catch up on.
 func TestAbortedTurnEndsForWatchers(t *testing.T) {
-	m := &stallModel{said: make(chan struct{}, 1), release: make(chan struct{})}
-	defer close(m.release)
+	m := servertest.NewStall()
+	defer close(m.Release)
 	_, url := startServer(t, server.Config{Model: m})
 	a, b := dial(t, url), dial(t, url)
 	sidA, _, conv := tabs(t, a, b, "")
 	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
 	a.Expect("immediate_response")
-	<-m.said
+	<-m.Said
 	a.WS.CloseNow()
 	if text, end := watched(b, "T"); text != "Hello, there" || end["type"] != "cancelled" {
 		t.Errorf("the watcher of an aborted turn: %q, then %v", text, end)
@@ -303,7 +285,7 @@ func TestAbortedTurnEndsForWatchers(t *testing.T) {
 // back catches up on it and gets its end. (Without keepTurns the turn is
 // aborted, §4.10, and this test fails: the catch-up or the end is missing.)
 func TestKeepTurns(t *testing.T) {
-	m := &stallModel{said: make(chan struct{}, 1), release: make(chan struct{})}
+	m := servertest.NewStall()
 	_, url := startServer(t, server.Config{Model: m})
 	a := dial(t, url)
 	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","keepTurns":true}`)
@@ -311,14 +293,14 @@ func TestKeepTurns(t *testing.T) {
 	sidA, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
 	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
 	a.Expect("immediate_response")
-	<-m.said
+	<-m.Said
 	a.WS.CloseNow()
 	b := dial(t, url)
 	resumeConversation(b, conv, "")
 	if tok := b.Expect("stream_token")[0]; tok["token"] != "Hello, there" || tok["requestId"] != "T" {
 		t.Errorf("catch-up: %v, want the turn's words so far", tok)
 	}
-	close(m.release)
+	close(m.Release)
 	if text, end := watched(b, "T"); text != " and goodbye." || end["type"] != "eventual_response" {
 		t.Errorf("after the catch-up: %q, %v", text, end)
 	}

@@ -1,34 +1,15 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/server"
 )
-
-// stallModel writes its first words, waits for release, then finishes.
-type stallModel struct {
-	said, release chan struct{}
-}
-
-func (m *stallModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
-	onText("Hello, ")
-	onText("there")
-	m.said <- struct{}{}
-	select {
-	case <-m.release:
-	case <-ctx.Done():
-		return agent.ModelResponse{}, ctx.Err()
-	}
-	onText(" and goodbye.")
-	return agent.ModelResponse{Text: "Hello, there and goodbye.", Position: req.Position + 1}, nil
-}
 
 // TestReloadMidReply: the page is reloaded while a reply is being written.
 // The reply is not lost with the old socket: the reloaded page shows the
@@ -40,18 +21,18 @@ func TestReloadMidReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &stallModel{said: make(chan struct{}, 1), release: make(chan struct{})}
+	m := servertest.NewStall()
 	p := newPage(t, startBrowser(t))
 	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: m}))
 	p.say("hi", true)
-	<-m.said
+	<-m.Said
 	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
 
 	p.do("reload", chromedp.Reload())
 	p.waitFor("the session", `document.querySelector("#status").dataset.state === "online"`)
 	p.waitFor("the message again", `[...document.querySelectorAll(".msg.user")].some(m => m.innerText.includes("hi"))`)
 	p.waitFor("the reply so far, still being written", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there")) && document.querySelector('.typing') !== null`)
-	close(m.release)
+	close(m.Release)
 	p.waitFor("the whole reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there and goodbye."))`)
 	p.waitFor("the typing dots gone", `document.querySelector('.typing') === null`)
 	if got := eval[[]string](p, `[...document.querySelectorAll('.msg')].map(m => m.className + ": " + m.innerText.replace(/\s+/g, " ").trim())`); len(got) != 2 ||
