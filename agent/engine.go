@@ -402,7 +402,8 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 		}
 	}
 	l := e.lease(p.ID)
-	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: &turn, Lease: &l})
+	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: &turn, Lease: &l,
+		Outcome: cardOutcome(p, state, r)})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -430,6 +431,43 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 	return t, nil
 }
 
+// Outcomes of parks that did not end in a kind's payload, as the park
+// keeps them for the history's summaries (store.Park.Outcome).
+var (
+	outcomeApproved  = json.RawMessage(`{"status":"approved"}`)
+	outcomeDenied    = json.RawMessage(`{"status":"denied"}`)
+	outcomeExpired   = json.RawMessage(kindkit.NoResponse().JSON())
+	outcomeCancelled = json.RawMessage(`{"status":"cancelled"}`) // stopped with Stop (cancel)
+)
+
+// cardOutcome is how park p's card ended when the take of state answers
+// it with r: a kind's card keeps the payload the turn resumes with (a
+// host tool's Ask too, though the payload is not a message), a write
+// confirmation approved, denied or no_response. A fallback directive,
+// which the person never saw as a card, has none.
+func cardOutcome(p *store.Park, state store.ParkState, r Result) json.RawMessage {
+	if p.Type == store.ParkConfirmation {
+		switch {
+		case state == store.ParkExpired:
+			return outcomeExpired
+		case r == (Result{}):
+			return outcomeApproved
+		}
+		return outcomeDenied
+	}
+	var payload struct {
+		Status kindkit.Status `json:"status"`
+	}
+	if r.IsError || json.Unmarshal([]byte(r.Text), &payload) != nil {
+		return nil
+	}
+	switch payload.Status {
+	case kindkit.StatusSubmitted, kindkit.StatusDeclined, kindkit.StatusNoResponse:
+		return json.RawMessage(r.Text)
+	}
+	return nil
+}
+
 // toolMessage is the history entry of a tool call's result.
 func toolMessage(conversationID string, call store.ToolCall, r Result, now time.Time) *store.Message {
 	return &store.Message{ID: uuid.NewString(), ConversationID: conversationID, Role: store.RoleTool, Text: r.Text,
@@ -446,7 +484,7 @@ func (e *Engine) Cancel(ctx context.Context, t *Turn) {
 		// Cleared here, not by the turn, so a submit racing the cancel
 		// deterministically finds nothing.
 		e.claimParked(id)
-		taken, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled})
+		taken, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled})
 		if err != nil {
 			e.log.Error("cancel park", "interactionId", id, "err", err)
 		}
@@ -469,7 +507,8 @@ const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new
 // instead of answering. ok is false when p was not pending any more.
 func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, e.clock.Now())
-	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}})
+	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg},
+		Outcome: json.RawMessage(withdrawnResult)})
 	if err != nil || !ok {
 		return false, err
 	}

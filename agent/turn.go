@@ -649,7 +649,8 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	}
 	p.ConversationID = t.session.ConversationID
 	p.SessionID = t.session.ID
-	p.Deadline = e.clock.Now().Add(e.cfg.ParkTimeout)
+	p.CreatedAt = e.clock.Now().UTC()
+	p.Deadline = p.CreatedAt.Add(e.cfg.ParkTimeout)
 	p.State = store.ParkPending
 	p.Turn = t.state
 	p.Turn.Pending = slices.Clone(t.state.Pending)
@@ -717,7 +718,7 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 		t.follower.Release(t)
 		return true, nil
 	}
-	taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired})
+	taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired})
 	if err != nil || !ok {
 		return true, err
 	}

@@ -145,6 +145,13 @@ type Park struct {
 	// lease; after that any process may take the turn over.
 	LeaseOwner string
 	LeaseUntil time.Time
+	// CreatedAt is when the park was saved.
+	CreatedAt time.Time
+	// Outcome is how the card ended, as the person is shown it once it
+	// has (the page's one-line summary, after a reload too): nil while it
+	// is pending, and for a park that ended without being seen to end
+	// (replaced by a newer one, or answered by a fallback directive).
+	Outcome json.RawMessage
 }
 
 // Lease is a process's hold on the turn a park's answer resumed.
@@ -164,6 +171,8 @@ type Answer struct {
 	// lease (its ParkID is the park's own). Nil for a take that ends the
 	// turn (cancelled, replaced).
 	Lease *Lease
+	// Outcome becomes the park's Outcome; nil for none.
+	Outcome json.RawMessage
 }
 
 // Step is one durable step of an owed turn: messages, the turn's state
@@ -272,6 +281,13 @@ type Store interface {
 	// all). A store serves it from an index on the deadline: its cost
 	// follows limit, not the number of parks.
 	ExpiredParks(ctx context.Context, now time.Time, limit int) ([]*Park, error)
+	// EndedParks returns up to limit of the conversation's parks that
+	// ended with an Outcome, saved at or after since and, unless before
+	// is "", before the CreatedAt of message before (none when it is not
+	// in the conversation), the earliest saved first (ties by id): the
+	// cards a history page shows as ended. A store serves it from an
+	// index on (conversation, time saved).
+	EndedParks(ctx context.Context, conversationID string, since time.Time, before string, limit int) ([]*Park, error)
 
 	// SaveStep stores a step of the owed turn held by l, renewing the
 	// lease to l.Until; ErrLeaseLost when l is not held.

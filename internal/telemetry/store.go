@@ -41,6 +41,7 @@ const (
 	opPendingPark
 	opTakePark
 	opExpiredParks
+	opEndedParks
 	opSaveStep
 	opRenewLease
 	opOwedTurns
@@ -50,7 +51,7 @@ const (
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
 	"create_session", "session", "set_contact", "append_messages", "messages", "save_park", "pending_park", "take_park",
-	"expired_parks", "save_step", "renew_lease", "owed_turns", "claim_turn"}
+	"expired_parks", "ended_parks", "save_step", "renew_lease", "owed_turns", "claim_turn"}
 
 // Store returns s with every operation timed. A store that is
 // store.Shared stays so.
@@ -146,6 +147,11 @@ func (t *timedStore) ExpiredParks(ctx context.Context, now time.Time, limit int)
 func (t *timedStore) SaveStep(ctx context.Context, l store.Lease, s store.Step) error {
 	defer t.since(opSaveStep, time.Now())
 	return t.s.SaveStep(ctx, l, s)
+}
+
+func (t *timedStore) EndedParks(ctx context.Context, conversationID string, since time.Time, before string, limit int) ([]*store.Park, error) {
+	defer t.since(opEndedParks, time.Now())
+	return t.s.EndedParks(ctx, conversationID, since, before, limit)
 }
 
 func (t *timedStore) RenewLease(ctx context.Context, l store.Lease) error {

@@ -28,9 +28,10 @@ type Store struct {
 type conversation struct {
 	store.Conversation
 	messages []*store.Message
-	sessions []string  // ids of the sessions bound to it
-	pending  string    // id of the pending park
-	used     time.Time // last write or session
+	sessions []string      // ids of the sessions bound to it
+	pending  string        // id of the pending park
+	ended    []*store.Park // parks that ended with an outcome, in the order saved
+	used     time.Time     // last write or session
 }
 
 // New returns an empty store that keeps everything until the process ends.
@@ -360,7 +361,12 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 	}
 	if a.Lease != nil {
 		p.Owed, p.LeaseOwner, p.LeaseUntil = true, a.Lease.Owner, a.Lease.Until
-	} else {
+	}
+	if a.Outcome != nil {
+		p.Outcome = slices.Clone(a.Outcome)
+		c.ended = append(c.ended, clonePark(p)) // as taken: the card, not the lease as it goes on
+	}
+	if a.Lease == nil {
 		// Nothing is owed: the record is dropped to return its memory.
 		delete(s.parks, id)
 	}
@@ -384,6 +390,38 @@ func (s *Store) ExpiredParks(_ context.Context, now time.Time, limit int) ([]*st
 		out[i] = clonePark(p)
 	}
 	return out, nil
+}
+
+// EndedParks keeps a conversation's ended parks with its messages, in the
+// order saved (ties by id, as the SQL stores break them).
+func (s *Store) EndedParks(_ context.Context, id string, since time.Time, before string, limit int) ([]*store.Park, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok {
+		return nil, nil
+	}
+	var until time.Time // zero: no bound
+	if before != "" {
+		i := slices.IndexFunc(c.messages, func(m *store.Message) bool { return m.ID == before })
+		if i < 0 {
+			return nil, nil
+		}
+		until = c.messages[i].CreatedAt
+	}
+	var out []*store.Park
+	for _, p := range c.ended {
+		if !p.CreatedAt.Before(since) && (until.IsZero() || p.CreatedAt.Before(until)) {
+			out = append(out, clonePark(p))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *store.Park) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), max(limit, 0))], nil
 }
 
 // heldLocked tells whether l is held: its park owes a reply and l's owner
@@ -463,6 +501,7 @@ func cloneMessage(m *store.Message) *store.Message {
 func clonePark(p *store.Park) *store.Park {
 	cp := *p
 	cp.Spec = slices.Clone(p.Spec)
+	cp.Outcome = slices.Clone(p.Outcome)
 	cp.Turn.Pending = slices.Clone(p.Turn.Pending)
 	cp.Turn.Stashed = maps.Clone(p.Turn.Stashed)
 	cp.Turn.Citations = slices.Clone(p.Turn.Citations)

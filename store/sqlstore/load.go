@@ -59,7 +59,7 @@ func loadRows(batch []Parked) ([]*table, error) {
 	convs := &table{name: "conversations", cols: []string{"id", "owner", "supports", "model_pos", "created_at"}}
 	sessions := &table{name: "sessions", cols: []string{"id", "conversation_id", "agent_id", "agent_name", "user_name", "contact_email", "contact_phone", "user_participant_id", "agent_participant_id"}}
 	msgs := &table{name: "messages", cols: []string{"id", "conversation_id", "role", "text", "tool_calls", "tool_call_id", "tool_name", "is_error", "created_at"}}
-	parks := &table{name: "parks", cols: []string{"id", "type", "conversation_id", "session_id", "kind", "spec", "reason", "tool_call", "deadline", "state", "turn", "owed", "lease_owner", "lease_until"}}
+	parks := &table{name: "parks", cols: []string{"id", "type", "conversation_id", "session_id", "kind", "spec", "reason", "tool_call", "deadline", "state", "turn", "owed", "lease_owner", "lease_until", "created_at"}}
 	for _, b := range batch {
 		c, x, p := &b.Conversation, &b.Session, &b.Park
 		supports, err := jsonText(c.Supports)
@@ -100,8 +100,12 @@ func loadRows(batch []Parked) ([]*table, error) {
 		if err != nil {
 			return nil, err
 		}
+		saved, err := nanos(p.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
 		parks.rows = append(parks.rows, []any{p.ID, string(p.Type), c.ID, x.ID, p.Kind, spec, store.Text(p.Reason), string(call), deadline,
-			string(store.ParkPending), string(turn), false, "", nil})
+			string(store.ParkPending), string(turn), false, "", nil, saved})
 	}
 	return []*table{convs, sessions, msgs, parks}, nil
 }

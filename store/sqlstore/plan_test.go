@@ -47,6 +47,8 @@ func hotPath(t *testing.T, s store.Store) {
 	must(err)
 	_, _, err = s.Messages(ctx, "a", []store.Role{store.RoleUser, store.RoleReply}, "a-m5", 50)
 	must(err)
+	_, err = s.EndedParks(ctx, "a", now.Add(-time.Hour), "a-m5", 500)
+	must(err)
 	l := store.Lease{ParkID: "a-p2", Owner: "o", Until: now.Add(time.Minute)}
 	_, ok, err := s.TakePark(ctx, "a-p2", store.Answer{State: store.ParkResolved, Lease: &l,
 		Messages: []*store.Message{{ID: "a-m6", ConversationID: "a", Role: store.RoleTool, ToolCallID: call.ID, CreatedAt: now}}})

@@ -610,7 +610,7 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 	return out, more, nil
 }
 
-const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until`
+const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome`
 
 // SavePark stores p as its conversation's pending park. A park that was
 // pending before becomes ParkReplaced: a conversation has one pending park.
@@ -628,6 +628,10 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease) 
 		return "", s.wrap("save park", err)
 	}
 	deadline, err := nanos(p.Deadline)
+	if err != nil {
+		return "", s.wrap("save park", err)
+	}
+	created, err := nanos(p.CreatedAt)
 	if err != nil {
 		return "", s.wrap("save park", err)
 	}
@@ -655,8 +659,8 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease) 
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL)`,
-			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(turn))
+		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL)`,
+			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(turn), created)
 		return err
 	})
 	if errors.Is(err, store.ErrLeaseLost) {
@@ -685,19 +689,23 @@ func release(ctx context.Context, tx executor, l store.Lease) error {
 
 func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 	var (
-		p                      store.Park
-		spec                   sql.NullString
-		call, turn, typ, state string
-		deadline, leaseUntil   sql.NullInt64
+		p                             store.Park
+		spec, outcome                 sql.NullString
+		call, turn, typ, state        string
+		deadline, leaseUntil, created sql.NullInt64
 	)
 	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn,
-		&p.Owed, &p.LeaseOwner, &leaseUntil); err != nil {
+		&p.Owed, &p.LeaseOwner, &leaseUntil, &created, &outcome); err != nil {
 		return nil, err
 	}
 	p.Type, p.State = store.ParkKind(typ), store.ParkState(state)
 	if spec.Valid {
 		p.Spec = json.RawMessage(spec.String)
 	}
+	if outcome.Valid {
+		p.Outcome = json.RawMessage(outcome.String)
+	}
+	p.CreatedAt = fromNanos(created)
 	if err := json.Unmarshal([]byte(call), &p.ToolCall); err != nil {
 		return nil, fmt.Errorf("park %s: tool call: %w", p.ID, err)
 	}
@@ -739,10 +747,14 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 		}
 		owner = a.Lease.Owner
 	}
+	var outcome any
+	if a.Outcome != nil {
+		outcome = string(a.Outcome)
+	}
 	var p *store.Park
 	err := s.write(ctx, len(a.Messages) > 0, func(ex executor) (err error) {
-		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6
-			WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until))
+		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6, outcome = $7
+			WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until, outcome))
 		if err != nil {
 			return err
 		}
@@ -885,3 +897,23 @@ func (s *Store) ExpiredParks(ctx context.Context, now time.Time, limit int) ([]*
 }
 
 const expiredParks = `SELECT ` + parkCols + ` FROM parks WHERE state = 'pending' AND COALESCE(deadline, 0) < $1 ORDER BY COALESCE(deadline, 0) LIMIT $2`
+
+// EndedParks reads the index parks_conversation_created from since on.
+func (s *Store) EndedParks(ctx context.Context, conversationID string, since time.Time, before string, limit int) ([]*store.Park, error) {
+	n, err := nanos(since)
+	if err != nil {
+		return nil, s.wrap("list ended parks", err)
+	}
+	if n == nil {
+		n = int64(0) // the zero time: from the first
+	}
+	out, err := s.queryParks(ctx, endedParks, conversationID, n, before, max(limit, 0))
+	if err != nil {
+		return nil, s.wrap("list ended parks", err)
+	}
+	return out, nil
+}
+
+const endedParks = `SELECT ` + parkCols + ` FROM parks WHERE conversation_id = $1 AND created_at >= $2 AND outcome IS NOT NULL
+	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE conversation_id = $1 AND id = $3))
+	ORDER BY created_at, id LIMIT $4`

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TakeParkOnce", testTakeParkOnce},
 		{"ExpiredParks", testExpiredParks},
 		{"TakeStoresAnswer", testTakeStoresAnswer},
+		{"EndedParks", testEndedParks},
 		{"OwedTurnLease", testOwedTurnLease},
 		{"NUL", testNUL},
 		{"NoAliases", testNoAliases},
@@ -397,12 +398,13 @@ func testMessagesErrors(t *testing.T, s store.Store) {
 func newPark(conv, id string, deadline time.Time) *store.Park {
 	return &store.Park{
 		ID: id, Type: store.ParkInteraction, ConversationID: conv, SessionID: "s-" + conv,
-		Kind:     "choices",
-		Spec:     json.RawMessage(`{"question":"Pick one","options":[{"id":"a","label":"Ä"},{"id":"b","label":"B"}],"multi":false}`),
-		Reason:   "to narrow it down",
-		ToolCall: store.ToolCall{ID: "call-" + id, Name: "raise_choices", Arguments: `{"question":"Pick one"}`},
-		Deadline: deadline,
-		State:    store.ParkPending,
+		Kind:      "choices",
+		Spec:      json.RawMessage(`{"question":"Pick one","options":[{"id":"a","label":"Ä"},{"id":"b","label":"B"}],"multi":false}`),
+		Reason:    "to narrow it down",
+		ToolCall:  store.ToolCall{ID: "call-" + id, Name: "raise_choices", Arguments: `{"question":"Pick one"}`},
+		Deadline:  deadline,
+		State:     store.ParkPending,
+		CreatedAt: at(-3600),
 		Turn: store.TurnState{
 			RequestID: "req-" + id, Text: "Let me ask.\n", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5},
 			Pending: []store.ToolCall{{ID: "call-next", Name: "lookup", Arguments: `{"q":"x"}`}, {ID: "call-3", Name: "n", Arguments: ""}},
@@ -790,6 +792,91 @@ func testTakeStoresAnswer(t *testing.T, s store.Store) {
 	}
 	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 1 {
 		t.Errorf("OwedTurns after a cancel = %v, %v; want only p1", ids(owed), err)
+	}
+}
+
+// testEndedParks: a take's outcome is kept with the park, and a
+// conversation's parks that ended with one are listed in the order saved,
+// from a time on; pending parks, replaced ones and ones that ended
+// without an outcome are not.
+func testEndedParks(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	newConv(t, s, "c2")
+	take := func(p *store.Park, a store.Answer) *store.Park {
+		t.Helper()
+		savePark(t, s, p)
+		taken, ok, err := s.TakePark(ctx, p.ID, a)
+		must(t, err)
+		if !ok {
+			t.Fatalf("TakePark(%s): not taken", p.ID)
+		}
+		return taken
+	}
+	at1 := func(id string, sec int) *store.Park {
+		p := newPark("c1", id, at(600))
+		p.CreatedAt = at(sec)
+		return p
+	}
+	submitted := json.RawMessage(`{"status":"submitted","values":{"choice":"a"}}`)
+	first := take(at1("p1", 10), store.Answer{State: store.ParkResolved, Outcome: submitted,
+		Lease: &store.Lease{ParkID: "p1", Owner: "A", Until: at(30)}})
+	if !jsonEqual(first.Outcome, submitted) {
+		t.Errorf("taken park's outcome = %s, want %s", first.Outcome, submitted)
+	}
+	savePark(t, s, at1("p2", 20)) // replaced by p3: no outcome
+	take(at1("p3", 30), store.Answer{State: store.ParkCancelled, Outcome: json.RawMessage(`{"status":"cancelled"}`)})
+	take(at1("p0", 30), store.Answer{State: store.ParkExpired, Outcome: json.RawMessage(`{"status":"no_response"}`)})
+	take(at1("p4", 35), store.Answer{State: store.ParkResolved}) // a fallback directive: no outcome
+	savePark(t, s, at1("p5", 40))                                // pending
+	other := newPark("c2", "p6", at(600))
+	other.CreatedAt = at(50)
+	take(other, store.Answer{State: store.ParkResolved, Outcome: submitted})
+
+	var marks []*store.Message // messages to bound the list by
+	for _, sec := range []int{20, 30, 60} {
+		marks = append(marks, &store.Message{ID: "m" + strconv.Itoa(sec), ConversationID: "c1", Role: store.RoleUser, CreatedAt: at(sec)})
+	}
+	must(t, s.AppendMessages(ctx, marks...))
+
+	got, err := s.EndedParks(ctx, "c1", time.Time{}, "", 10)
+	must(t, err)
+	if want := []string{"p1", "p0", "p3"}; !slices.Equal(unsorted(got), want) {
+		t.Fatalf("EndedParks(c1) = %v, want %v (by time saved, ties by id)", unsorted(got), want)
+	}
+	want := at1("p1", 10)
+	want.State, want.Outcome = store.ParkResolved, submitted
+	want.Owed, want.LeaseOwner, want.LeaseUntil = true, "A", at(30)
+	if d := cmp.Diff(want, got[0], opts); d != "" {
+		t.Errorf("ended park (-want +got):\n%s", d)
+	}
+	if got[1].State != store.ParkExpired || !jsonEqual(got[1].Outcome, json.RawMessage(`{"status":"no_response"}`)) {
+		t.Errorf("ended park p0: state %s, outcome %s", got[1].State, got[1].Outcome)
+	}
+	for _, tc := range []struct {
+		conv   string
+		since  time.Time
+		before string
+		limit  int
+		want   []string
+	}{
+		{"c1", at(11), "", 10, []string{"p0", "p3"}},
+		{"c1", at(30), "", 10, []string{"p0", "p3"}}, // since is inclusive
+		{"c1", at(31), "", 10, nil},
+		{"c1", time.Time{}, "", 1, []string{"p1"}},
+		{"c1", time.Time{}, "", 0, nil},
+		{"c1", time.Time{}, "m60", 10, []string{"p1", "p0", "p3"}},
+		{"c1", time.Time{}, "m30", 10, []string{"p1"}}, // before is exclusive
+		{"c1", at(11), "m20", 10, nil},
+		{"c1", time.Time{}, "m-unknown", 10, nil},
+		{"c2", time.Time{}, "", 10, []string{"p6"}},
+		{"c2", time.Time{}, "m60", 10, nil}, // another conversation's message
+		{"nope", time.Time{}, "", 10, nil},
+	} {
+		got, err := s.EndedParks(ctx, tc.conv, tc.since, tc.before, tc.limit)
+		if err != nil || !slices.Equal(unsorted(got), tc.want) {
+			t.Errorf("EndedParks(%s, %v, %q, %d) = %v, %v; want %v", tc.conv, tc.since, tc.before, tc.limit, unsorted(got), err, tc.want)
+		}
 	}
 }
 
