@@ -409,7 +409,7 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	}
 	var cards map[string][]object
 	if len(msgs) > 0 {
-		if cards, err = c.resolvedCards(ctx, sess.ConversationID, f.Cursor, msgs[len(msgs)-1].ID); err != nil {
+		if cards, err = c.resolvedCards(ctx, sess.ConversationID, f.Cursor, msgs[len(msgs)-1]); err != nil {
 			c.srv.log.Error("list cards", "err", err)
 			c.send(errorEvent(f.RequestID, codeStorage, "Failed to list messages."))
 			return
@@ -435,24 +435,37 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 }
 
 // maxCardWalk bounds how many stored messages one history page reads to
-// find its cards; the cards of turns past it are left out.
-const maxCardWalk = 2000
+// find its cards, and maxCardParks how many ended parks; the cards past
+// them are left out.
+const (
+	maxCardWalk  = 2000
+	maxCardParks = 500
+)
 
 // resolvedCards finds the cards of the turns on a history page (a kindkit
-// extension): per user message id, oldest first, each card its turn raised
-// and that ended, as {kind, spec, reason, outcome}. The spec is the raise's
-// arguments made canonical again by the kind, so it is what the card
-// showed; the outcome is the raise call's result, the canonical payload
-// {status, values?, message?} ("withdrawn" when the person wrote instead).
-// A raise that failed, went the conversational way or has no result yet
-// (the pending card, which is sent again as interaction_required) is not
-// listed. It reads the conversation's messages newest first from before
-// (the page's cursor) down to oldest, the page's oldest message.
-func (c *conn) resolvedCards(ctx context.Context, conversationID, before, oldest string) (map[string][]object, error) {
-	catalog := c.srv.cfg.Catalog
-	if catalog == nil {
-		return nil, nil
+// extension): per user message id, oldest first, each card its turn showed
+// and that ended, in the order shown. A card comes from its park, which
+// keeps how it ended: a kind's card, a host tool's Ask (an MCP server's
+// elicitation too) and a write confirmation, answered, declined, expired,
+// withdrawn or stopped. History stored before parks kept outcomes has its
+// raise cards read from the messages instead (resolvedCard). The pending
+// card is not listed: it is sent again as interaction_required. It reads
+// the conversation's messages newest first from before (the page's
+// cursor) down to oldest, the page's oldest message, and the parks saved
+// between the two: a turn's parks are saved after its user message and
+// before its reply. A park is its call's when it was saved after the
+// call's message: on a store that processes share, one whose clock is
+// behind the one that wrote the message leaves the card out.
+func (c *conn) resolvedCards(ctx context.Context, conversationID, before string, oldest *store.Message) (map[string][]object, error) {
+	parks, err := c.srv.cfg.Store.EndedParks(ctx, conversationID, oldest.CreatedAt, before, maxCardParks)
+	if err != nil {
+		return nil, err
 	}
+	byCall := map[string][]*store.Park{} // tool call id → its parks, in the order saved
+	for _, p := range parks {
+		byCall[p.ToolCall.ID] = append(byCall[p.ToolCall.ID], p)
+	}
+	catalog := c.srv.cfg.Catalog
 	roles := []store.Role{store.RoleUser, store.RoleReply, store.RoleAssistant, store.RoleTool}
 	out := map[string][]object{}
 	results := map[string]*store.Message{} // tool call id → its result, seen before its call
@@ -468,8 +481,21 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before, oldest
 			case store.RoleTool:
 				results[m.ToolCallID] = m
 			case store.RoleAssistant:
-				for i := len(m.ToolCalls) - 1; i >= 0; i-- {
-					if card := resolvedCard(catalog, m.ToolCalls[i], results[m.ToolCalls[i].ID]); card != nil {
+				for _, call := range slices.Backward(m.ToolCalls) {
+					// A call's parks were saved after its message: the
+					// ones before it are of an older call with the same id
+					// (a model may reuse ids from turn to turn).
+					ps := byCall[call.ID]
+					i := len(ps)
+					for i > 0 && !ps[i-1].CreatedAt.Before(m.CreatedAt) {
+						i--
+					}
+					byCall[call.ID] = ps[:i]
+					if mine := ps[i:]; len(mine) > 0 {
+						for _, p := range slices.Backward(mine) {
+							turn = append(turn, parkCard(p))
+						}
+					} else if card := resolvedCard(catalog, call, results[call.ID]); card != nil {
 						turn = append(turn, card)
 					}
 				}
@@ -480,7 +506,7 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before, oldest
 					turn = nil
 				}
 			}
-			if m.ID == oldest {
+			if m.ID == oldest.ID {
 				return out, nil
 			}
 		}
@@ -492,9 +518,25 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before, oldest
 	return out, nil
 }
 
-// resolvedCard is one raise call's card, or nil when call is not a kind's
-// raise or did not end in a payload.
+// parkCard is an ended park's card: a kind's {interactionId, kind, spec,
+// reason, outcome}, or a write confirmation's {confirmation: {toolId, actionDescription},
+// outcome}, which has no kind.
+func parkCard(p *store.Park) object {
+	if p.Type == store.ParkConfirmation {
+		return object{"confirmation": object{"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name)},
+			"outcome": p.Outcome}
+	}
+	return object{"interactionId": p.ID, "kind": p.Kind, "spec": p.Spec, "reason": p.Reason, "outcome": p.Outcome}
+}
+
+// resolvedCard is, for history stored before parks kept their outcomes,
+// one raise call's card, or nil when call is not a kind's raise or did not
+// end in a payload. The spec is the raise's arguments made canonical again
+// by the kind; the outcome is the raise call's result.
 func resolvedCard(catalog *kindkit.Catalog, call store.ToolCall, result *store.Message) object {
+	if catalog == nil {
+		return nil
+	}
 	k, ok := catalog.ByTool(call.Name)
 	if !ok || result == nil {
 		return nil

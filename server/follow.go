@@ -73,12 +73,15 @@ func frameFor(ev agent.Event) event {
 	}
 }
 
+// actionDescription is what a write confirmation asks.
+func actionDescription(tool string) string { return fmt.Sprintf("Approve calling tool '%s'?", tool) }
+
 // prompt is the event that shows a park to a person: the card, or the
 // write confirmation.
 func prompt(p *store.Park) event {
 	if p.Type == store.ParkConfirmation {
 		return nested("write_confirmation_required", p.Turn.RequestID, object{
-			"toolId": p.ToolCall.Name, "actionDescription": fmt.Sprintf("Approve calling tool '%s'?", p.ToolCall.Name)})
+			"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name)})
 	}
 	return nested("interaction_required", p.Turn.RequestID, interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec})
 }

@@ -1,23 +1,42 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/gen/choices"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // The history carries each ended card of a turn on the user message that
 // started it (a kindkit extension): its kind, its canonical spec, its
 // reason and its outcome, the payload the turn resumed with. A raise the
 // kind refused is not a card; a withdrawn card is listed as withdrawn; the
-// messages themselves are as the reference sends them, page by page.
+// messages themselves are as the reference sends them, page by page. The
+// same cards are read from the messages when the store has no park
+// outcomes (history written before it kept them).
 func TestHistoryCarriesCards(t *testing.T) {
+	t.Run("parks", func(t *testing.T) { testHistoryCarriesCards(t, memstore.New()) })
+	t.Run("messages", func(t *testing.T) { testHistoryCarriesCards(t, outcomesUnknown{memstore.New()}) })
+}
+
+// outcomesUnknown is a store whose parks kept no outcomes.
+type outcomesUnknown struct{ store.Store }
+
+func (outcomesUnknown) EndedParks(context.Context, string, time.Time, string, int) ([]*store.Park, error) {
+	return nil, nil
+}
+
+func testHistoryCarriesCards(t *testing.T, st store.Store) {
 	script, err := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[],"reason":"to quote"}`}, // refused: no card
 		{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Team"]},{"question":"Which topics?","header":"Topics","options":["Pricing","Security"],"multiSelect":true}],"reason":"to quote"}`},
@@ -30,10 +49,11 @@ func TestHistoryCarriesCards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, url := startServer(t, server.Config{Model: script})
+	_, url := startServer(t, server.Config{Model: script, Store: st})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips","rating_scale"]`)
 	shown := map[string]map[string]any{} // request id → the spec its card showed
+	ids := map[string]string{}           // request id → its card's interactionId, as the history has it
 	raise := func(rid, msg string) string {
 		c.Send(`{"action":"send_message","requestId":"` + rid + `","sessionId":"` + sid + `","message":"` + msg + `"}`)
 		for {
@@ -41,6 +61,9 @@ func TestHistoryCarriesCards(t *testing.T) {
 			if ev["type"] == "interaction_required" {
 				c.Expect("stream_chunk") // the raise's call, after its card
 				shown[rid] = path(ev, "data", "data", "spec").(map[string]any)
+				if _, fromMessages := st.(outcomesUnknown); !fromMessages {
+					ids[rid] = path(ev, "data", "data", "interactionId").(string)
+				}
 				return path(ev, "data", "data", "interactionId").(string)
 			}
 		}
@@ -64,18 +87,46 @@ func TestHistoryCarriesCards(t *testing.T) {
 		t.Fatalf("turn 4 ended with %v", end)
 	}
 
-	type card struct {
-		Kind    string         `json:"kind"`
-		Spec    map[string]any `json:"spec"`
-		Reason  string         `json:"reason"`
-		Outcome map[string]any `json:"outcome"`
+	want := []message{
+		{Direction: "outbound", Content: map[string]any{"text": "Noted."}},
+		{Direction: "inbound", Content: map[string]any{"text": "Basic, please"}},
+		{Direction: "inbound", Content: map[string]any{"text": "check"}, Interactions: []card{{InteractionID: ids["T3"], Kind: "choices", Reason: "to check",
+			Spec:    shown["T3"],
+			Outcome: map[string]any{"status": "withdrawn", "message": "The person wrote a new message instead of answering; this request was withdrawn."}}}},
+		{Direction: "outbound", Content: map[string]any{"text": "No worries."}},
+		{Direction: "inbound", Content: map[string]any{"text": "rate"}, Interactions: []card{{InteractionID: ids["T2"], Kind: "rating", Reason: "to help you better",
+			Spec:    shown["T2"],
+			Outcome: map[string]any{"status": "declined", "message": "The visitor declined. Continue helping them without this and do not ask again this conversation."}}}},
+		{Direction: "outbound", Content: map[string]any{"text": "Team it is."}},
+		{Direction: "inbound", Content: map[string]any{"text": "quote me"}, Interactions: []card{{InteractionID: ids["T1"], Kind: "choices", Reason: "to quote", Spec: shown["T1"],
+			Outcome: map[string]any{"status": "submitted", "values": map[string]any{"answers": []any{
+				map[string]any{"header": "Plan", "options": []any{"Team"}},
+				map[string]any{"header": "Topics", "options": []any{"Pricing"}, "other": "SSO"}}}}}}},
 	}
-	type message struct {
-		Direction    string         `json:"direction"`
-		Content      map[string]any `json:"content"`
-		Interactions []card         `json:"interactions"`
-		keys         []string
-	}
+	checkHistory(t, c, sid, want)
+}
+
+type card struct {
+	InteractionID string         `json:"interactionId"`
+	Kind          string         `json:"kind"`
+	Spec          map[string]any `json:"spec"`
+	Reason        string         `json:"reason"`
+	Confirmation  map[string]any `json:"confirmation"`
+	Outcome       map[string]any `json:"outcome"`
+}
+
+type message struct {
+	Direction    string         `json:"direction"`
+	Content      map[string]any `json:"content"`
+	Interactions []card         `json:"interactions"`
+	keys         []string
+}
+
+// checkHistory reads session sid's history whole, then three messages at
+// a time (a turn's cards are found when its user message is on a later
+// page than its reply), and compares it with want.
+func checkHistory(t *testing.T, c *client, sid string, want []message) {
+	t.Helper()
 	page := func(limit int, cursor string) ([]message, string) {
 		t.Helper()
 		extra := ""
@@ -104,24 +155,6 @@ func TestHistoryCarriesCards(t *testing.T) {
 		next, _ := path(ev, "data", "nextCursor").(string)
 		return msgs, next
 	}
-	want := []message{
-		{Direction: "outbound", Content: map[string]any{"text": "Noted."}},
-		{Direction: "inbound", Content: map[string]any{"text": "Basic, please"}},
-		{Direction: "inbound", Content: map[string]any{"text": "check"}, Interactions: []card{{Kind: "choices", Reason: "to check",
-			Spec:    shown["T3"],
-			Outcome: map[string]any{"status": "withdrawn", "message": "The person wrote a new message instead of answering; this request was withdrawn."}}}},
-		{Direction: "outbound", Content: map[string]any{"text": "No worries."}},
-		{Direction: "inbound", Content: map[string]any{"text": "rate"}, Interactions: []card{{Kind: "rating", Reason: "to help you better",
-			Spec:    shown["T2"],
-			Outcome: map[string]any{"status": "declined", "message": "The visitor declined. Continue helping them without this and do not ask again this conversation."}}}},
-		{Direction: "outbound", Content: map[string]any{"text": "Team it is."}},
-		{Direction: "inbound", Content: map[string]any{"text": "quote me"}, Interactions: []card{{Kind: "choices", Reason: "to quote", Spec: shown["T1"],
-			Outcome: map[string]any{"status": "submitted", "values": map[string]any{"answers": []any{
-				map[string]any{"header": "Plan", "options": []any{"Team"}},
-				map[string]any{"header": "Topics", "options": []any{"Pricing"}, "other": "SSO"}}}}}}},
-	}
-	// Whole, then three at a time: a turn's cards are found when its user
-	// message is on a later page than its reply.
 	for _, limit := range []int{50, 3} {
 		var got []message
 		cursor := ""
@@ -147,4 +180,98 @@ func TestHistoryCarriesCards(t *testing.T) {
 			t.Errorf("limit %d: history (-want +got):\n%s", limit, diff)
 		}
 	}
+}
+
+// TestHistoryCarriesEveryCard: the cards that are not a kind's raise come
+// back too, from their parks: a host tool's Ask, a write confirmation
+// approved and one denied, and a card stopped with cancel. The model
+// reuses its call ids from turn to turn, as the scripted one does, and
+// each card stays with its own turn.
+func TestHistoryCarriesEveryCard(t *testing.T) {
+	book, err := agent.NewTool("book_demo", "Book a demo.", func(ctx context.Context, _ struct{}) (any, error) {
+		slot, err := choicesgen.Ask(ctx, &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{{Question: "Which slot?", Header: "Slot",
+			Options: []choicesgen.ChoicesOption{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}}}}}, "to book your demo")
+		if err != nil {
+			return nil, err
+		}
+		return "booked " + slot.Answers[0].Options[0], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove, err := agent.NewTool("delete_record", "Delete a record.", func(context.Context, struct {
+		ID string `json:"id"`
+	}) (any, error) {
+		return "deleted", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := agent.NewScripted([]agent.ScriptEntry{
+		{Kind: "toolCall", Name: "book_demo", Arguments: `{}`},
+		{Kind: "text", Text: "Booked."},
+		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"42"}`},
+		{Kind: "text", Text: "Deleted."},
+		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"43"}`},
+		{Kind: "text", Text: "Kept."},
+		{Kind: "toolCall", Name: "request_rating", Arguments: `{"question":"How did we do?","scale":{"min":1,"max":5}}`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url := startServer(t, server.Config{Model: script, Tools: []agent.HostTool{book, remove}, ConfirmTools: []string{"delete"}})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips","rating_scale"]`)
+	until := func(rid, msg, typ string) map[string]any {
+		t.Helper()
+		c.Send(`{"action":"send_message","requestId":"` + rid + `","sessionId":"` + sid + `","message":"` + msg + `"}`)
+		for {
+			if ev := c.Next(); ev["type"] == typ {
+				return ev
+			}
+		}
+	}
+	finish := func(rid string) {
+		t.Helper()
+		for c.Next()["type"] != "immediate_response" {
+		}
+		if _, end := c.Turn(); end["type"] != "eventual_response" {
+			t.Fatalf("turn %s ended with %v", rid, end)
+		}
+	}
+
+	ev := until("T1", "book", "interaction_required")
+	slotSpec, slotID := path(ev, "data", "data", "spec").(map[string]any), path(ev, "data", "data", "interactionId").(string)
+	c.Send(`{"action":"submit_interaction","requestId":"T1","sessionId":"` + sid + `","interactionId":"` + path(ev, "data", "data", "interactionId").(string) +
+		`","values":{"answers":[{"header":"Slot","options":["Wed 14:30"]}]}}`)
+	finish("T1")
+	until("T2", "delete 42", "write_confirmation_required")
+	c.Send(`{"action":"confirm_tool_action","requestId":"T2","sessionId":"` + sid + `","approved":true}`)
+	finish("T2")
+	until("T3", "delete 43", "write_confirmation_required")
+	c.Send(`{"action":"confirm_tool_action","requestId":"T3","sessionId":"` + sid + `","approved":false}`)
+	finish("T3")
+	ev = until("T4", "rate", "interaction_required")
+	ratingSpec, ratingID := path(ev, "data", "data", "spec").(map[string]any), path(ev, "data", "data", "interactionId").(string)
+	c.Expect("stream_chunk")
+	c.Send(`{"action":"cancel","requestId":"T4","sessionId":"` + sid + `"}`)
+	c.Expect("cancelled")
+
+	confirmation := func(tool string) map[string]any {
+		return map[string]any{"toolId": tool, "actionDescription": "Approve calling tool '" + tool + "'?"}
+	}
+	checkHistory(t, c, sid, []message{
+		{Direction: "inbound", Content: map[string]any{"text": "rate"}, Interactions: []card{{InteractionID: ratingID, Kind: "rating", Reason: "to help you better",
+			Spec: ratingSpec, Outcome: map[string]any{"status": "cancelled"}}}},
+		{Direction: "outbound", Content: map[string]any{"text": "Kept."}},
+		{Direction: "inbound", Content: map[string]any{"text": "delete 43"}, Interactions: []card{{Confirmation: confirmation("delete_record"),
+			Outcome: map[string]any{"status": "denied"}}}},
+		{Direction: "outbound", Content: map[string]any{"text": "Deleted."}},
+		{Direction: "inbound", Content: map[string]any{"text": "delete 42"}, Interactions: []card{{Confirmation: confirmation("delete_record"),
+			Outcome: map[string]any{"status": "approved"}}}},
+		{Direction: "outbound", Content: map[string]any{"text": "Booked."}},
+		{Direction: "inbound", Content: map[string]any{"text": "book"}, Interactions: []card{{InteractionID: slotID, Kind: "choices", Reason: "to book your demo", Spec: slotSpec,
+			Outcome: map[string]any{"status": "submitted", "values": map[string]any{"answers": []any{
+				map[string]any{"header": "Slot", "options": []any{"Wed 14:30"}}}}}}}},
+	})
 }

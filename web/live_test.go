@@ -39,6 +39,22 @@ func TestLivePage(t *testing.T) {
 		b.do("the second tab's composer", chromedp.WaitEnabled(chromedp.CSS("#send")))
 	})
 
+	// A card answered in words in another tab reads so in this one too:
+	// the wire says only that its turn was cancelled, and the page reads
+	// how the card ended from the history.
+	t.Run("AnswerInWordsElsewhere", func(t *testing.T) {
+		url := startServer(t, catalog, choicesScript)
+		a := newPage(t, browser)
+		a.open(url)
+		a.say("I'd like a quote", true)
+		a.do("the card in the first tab", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
+		b := newPage(t, browser)
+		b.open(url)
+		b.do("the card in the second tab", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
+		b.say("Pro, please", true)
+		a.waitFor("the card closed in the first tab", `document.querySelector('`+card+` .card-status').innerText.includes("Answered in words")`)
+	})
+
 	t.Run("AnswerInWords", func(t *testing.T) {
 		p := newPage(t, browser)
 		p.open(startServer(t, catalog, choicesScript))

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -8,7 +9,9 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/gen/choices"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/server"
 )
 
 // TestCardSummaries: a card that ended collapses to its heading and one
@@ -110,4 +113,78 @@ func TestCardSummaries(t *testing.T) {
 	if got := p.text(`.history`); !strings.Contains(got, "Welcome aboard.") || !strings.Contains(got, "quote me") {
 		t.Errorf("the history lost its messages:\n%s", got)
 	}
+}
+
+// TestEveryCardSummary: the cards that are not a kind's raise end as a
+// one-line summary too, and the same lines come back after a reload: a
+// host tool's Ask, and a write confirmation approved and one rejected.
+func TestEveryCardSummary(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	book, err := agent.NewTool("book_demo", "Book a demo.", func(ctx context.Context, _ struct{}) (any, error) {
+		slot, err := choicesgen.Ask(ctx, &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{{Question: "Which slot?", Header: "Slot",
+			Options: []choicesgen.ChoicesOption{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}}}}}, "to book your demo")
+		if err != nil {
+			return nil, err
+		}
+		return "booked " + slot.Answers[0].Options[0], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove := agent.FixedTool(agent.Tool{Name: "delete_record", Parameters: []byte(`{"type":"object"}`)}, "deleted")
+	model, err := agent.NewScripted([]agent.ScriptEntry{
+		{Kind: "toolCall", Name: "book_demo", Arguments: `{}`},
+		{Kind: "text", Text: "Booked."},
+		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"42"}`},
+		{Kind: "text", Text: "Deleted."},
+		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"43"}`},
+		{Kind: "text", Text: "Kept."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t)
+	p := newPage(t, browser)
+	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Tools: []agent.HostTool{book, remove}, ConfirmTools: []string{"delete"}}))
+	reply := func(text string) {
+		t.Helper()
+		p.waitFor("the reply "+text, `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes(`+"`"+text+"`"+`))`)
+		p.do("the turn's end", chromedp.WaitEnabled(chromedp.CSS("#send")))
+	}
+	confirm := `.card[data-kind="confirmation"][data-state="open"]`
+
+	p.say("book", true)
+	card := `.card[data-kind="choices"][data-state="open"]`
+	p.do("answer the Ask", chromedp.WaitVisible(chromedp.CSS(card+` button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(card+` .chip[data-label="Wed 14:30"]`)),
+		chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	reply("Booked.")
+	p.say("delete 42", true)
+	p.do("approve", chromedp.WaitVisible(chromedp.CSS(confirm+` button.primary`)), chromedp.Click(chromedp.CSS(confirm+` button.primary`)))
+	reply("Deleted.")
+	p.say("delete 43", true)
+	p.do("reject", chromedp.WaitVisible(chromedp.CSS(confirm+` button.quiet`)), chromedp.Click(chromedp.CSS(confirm+` button.quiet`)))
+	reply("Kept.")
+
+	want := []string{
+		"A quick question|Slot: Wed 14:30",
+		"Allow this action?|Approved: delete_record",
+		"Allow this action?|Rejected: delete_record",
+	}
+	check := func(when string) {
+		t.Helper()
+		got := eval[[]string](p, `[...document.querySelectorAll('.card')].map(c => c.querySelector('.card-title').innerText + "|" + c.querySelector('.card-status').innerText)`)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: cards\n%s\nwant\n%s", when, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	check("live")
+	p.do("reload", chromedp.Reload())
+	p.waitFor("the session", `document.querySelector("#status").dataset.state === "online"`)
+	p.waitFor("the history", `document.querySelectorAll('.history .card').length === 3`)
+	check("after a reload")
 }

@@ -39,7 +39,8 @@ export const state = {
   cards: new Map(), // interactionId → card
   confirms: new Map(), // confirm requestId → confirmation card
   active: null, // requestId of the running turn
-  pending: new Map(), // requestId → what it was for ("create", "history")
+  pending: new Map(), // requestId → what it was for ("create", "history", "outcomes")
+  unsettled: new Set(), // ids of cards that closed without an outcome, looked up in the history
   seq: 0,
   uid: 0,
   retry: 500,

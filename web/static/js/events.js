@@ -4,7 +4,7 @@ import { onConfirmation } from "./confirm.js";
 import { send, setStatus, updateComposer } from "./connection.js";
 import { append, el, h, nextId, save, showNotice, state } from "./core.js";
 import { pastCard, summary } from "./summary.js";
-import { onCancelled, onChunk, onError, onEventual, onToken, reply } from "./turns.js";
+import { onCancelled, onChunk, onError, onEventual, onToken, reply, settleFromHistory } from "./turns.js";
 
 export function handle(m) {
   switch (m.type) {
@@ -50,10 +50,15 @@ export function onImmediate(m) {
     showHistory(d.messages || []);
     return;
   }
+  if (what === "outcomes") {
+    state.pending.delete(m.requestId);
+    settleFromHistory(Array.isArray(d.messages) ? d.messages : []);
+    return;
+  }
   if (what === "confirm") {
     state.pending.delete(m.requestId);
     const c = state.confirms.get(m.requestId);
-    if (c) c.close(d.approved ? "Approved" : "Rejected");
+    if (c) c.close(`${d.approved ? "Approved" : "Rejected"}: ${c.toolName}`);
     return;
   }
   if (m.status === 200 && d.interactionId) {

@@ -8,11 +8,18 @@ export const OUTCOMES = {
   declined: "Declined",
   no_response: "No answer in time.",
   withdrawn: "Answered in words.",
+  cancelled: "Stopped.",
 };
+
+// CONFIRMED are the words for a write confirmation's answer, as its live
+// card says them.
+const CONFIRMED = { approved: "Approved", denied: "Rejected" };
 
 // pastCard is an ended card from the history: its heading and summary.
 export function pastCard(c) {
-  if (!c || typeof c !== "object" || typeof c.kind !== "string") return null;
+  if (!c || typeof c !== "object") return null;
+  if (c.confirmation && typeof c.confirmation === "object") return pastConfirmation(c.confirmation, c.outcome);
+  if (typeof c.kind !== "string") return null;
   const spec = c.spec && typeof c.spec === "object" && !Array.isArray(c.spec) ? c.spec : {};
   const o = c.outcome && typeof c.outcome === "object" ? c.outcome : {};
   const how = o.status === "submitted" ? "answered" : o.status === "declined" ? "declined" : "closed";
@@ -21,6 +28,19 @@ export function pastCard(c) {
   return h("section", { class: "card", "data-kind": c.kind, "data-state": how, "aria-labelledby": headingId },
     h("h2", { class: "card-title", id: headingId, text: cardTitle(c.kind, spec) }),
     h("p", { class: "card-status", text, dir: "auto" }));
+}
+
+// pastConfirmation is an ended write confirmation from the history: what
+// came of it, and for which tool ("Approved: delete_record").
+function pastConfirmation(d, outcome) {
+  const st = outcome && typeof outcome === "object" ? outcome.status : undefined;
+  const how = CONFIRMED[st] || OUTCOMES[st] || "This card is closed.";
+  const tool = typeof d.toolId === "string" ? d.toolId : "";
+  const headingId = uid("card-title");
+  return h("section", { class: "card", "data-kind": "confirmation", "data-state": CONFIRMED[st] ? "answered" : "closed",
+    "aria-labelledby": headingId },
+    h("h2", { class: "card-title", id: headingId, text: "Allow this action?" }),
+    h("p", { class: "card-status", text: tool ? `${how.replace(/\.$/, "")}: ${tool}` : how, dir: "auto" }));
 }
 
 // cardTitle is a card's heading: its own card's, its x-ui title, or its

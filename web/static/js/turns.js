@@ -1,7 +1,7 @@
 // A turn's bubble: streamed Markdown, tool lines, the end of a turn.
 import { CARDS } from "./cards.js";
-import { connect, updateComposer } from "./connection.js";
-import { announce, append, h, keepScrolled, readable, showNotice, state } from "./core.js";
+import { connect, send, updateComposer } from "./connection.js";
+import { announce, append, h, keepScrolled, nextId, readable, showNotice, state } from "./core.js";
 
 export function turnFor(rid) {
   let t = state.turns.get(rid);
@@ -117,13 +117,40 @@ export function onChunk(m) {
 
 // settleCards closes a turn's cards that are still open once the turn
 // runs on: they were answered (here, in another tab, or by the deadline).
+// A host tool's Ask does not end in a payload on the wire (the tool's own
+// result follows it): its outcome is looked up in the history.
 export function settleCards(t, result, tool) {
   let payload = {};
   try { payload = JSON.parse(result) || {}; } catch { /* not a payload */ }
+  if (!payload || typeof payload !== "object") payload = {};
+  const unknown = [];
   for (const c of state.cards.values()) {
     if (c.turn !== t) continue;
-    if (c.state === "open" || c.state === "sending") c.closeWith(payload);
-    else if (c.state === "answered" && c.tool === tool && payload.status === "submitted") c.closeWith(payload); // the values as the server kept them
+    if (c.state === "open" || c.state === "sending") {
+      c.closeWith(payload);
+      if (!payload.status) unknown.push(c.id);
+    } else if (c.state === "answered" && c.tool === tool && payload.status === "submitted") c.closeWith(payload); // the values as the server kept them
+  }
+  if (unknown.length) askOutcomes(unknown);
+}
+
+// askOutcomes reads the newest history page for the outcomes of cards
+// that closed without one; settleFromHistory applies them.
+function askOutcomes(ids) {
+  const rid = nextId("outcomes");
+  if (!send({ action: "get_conversation_messages", requestId: rid, sessionId: state.sessionId, limit: 10 })) return;
+  state.pending.set(rid, "outcomes");
+  for (const id of ids) state.unsettled.add(id);
+}
+
+export function settleFromHistory(messages) {
+  for (const m of messages) {
+    for (const c of Array.isArray(m.interactions) ? m.interactions : []) {
+      const card = c && state.unsettled.has(c.interactionId) ? state.cards.get(c.interactionId) : null;
+      if (!card || !c.outcome || typeof c.outcome !== "object") continue;
+      state.unsettled.delete(c.interactionId);
+      card.closeWith(c.outcome);
+    }
   }
 }
 
@@ -226,6 +253,12 @@ export function onCancelled(m) {
     finishTurn(t);
     return;
   }
+  // A card that waited was stopped, or withdrawn by a message from
+  // another tab: the history says which.
+  const open = [...state.cards.values()].filter((c) => c.turn === t && (c.state === "open" || c.state === "sending"));
+  for (const c of open) c.close("closed");
+  if (open.length) askOutcomes(open.map((c) => c.id));
+  if (t.confirm && t.confirm.state === "open") t.confirm.close("This card is closed.");
   finishTurn(t, "Stopped.");
 }
 
@@ -238,7 +271,7 @@ export function onError(m) {
     showNotice("Could not start the conversation: " + readable(err));
     return;
   }
-  if (what === "history") return; // the history is a nicety
+  if (what === "history" || what === "outcomes") return; // the history is a nicety
   if (what === "confirm") {
     const c = state.confirms.get(rid);
     if (c) c.fail(readable(err));
