@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
@@ -188,17 +188,7 @@ func checkHistory(t *testing.T, c *client, sid string, want []message) {
 // reuses its call ids from turn to turn, as the scripted one does, and
 // each card stays with its own turn.
 func TestHistoryCarriesEveryCard(t *testing.T) {
-	book, err := agent.NewTool("book_demo", "Book a demo.", func(ctx context.Context, _ struct{}) (any, error) {
-		slot, err := choicesgen.Ask(ctx, &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{{Question: "Which slot?", Header: "Slot",
-			Options: []choicesgen.ChoicesOption{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}}}}}, "to book your demo")
-		if err != nil {
-			return nil, err
-		}
-		return "booked " + slot.Answers[0].Options[0], nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	book := servertest.BookDemo(t)
 	remove, err := agent.NewTool("delete_record", "Delete a record.", func(context.Context, struct {
 		ID string `json:"id"`
 	}) (any, error) {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -9,7 +8,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/server"
 )
@@ -124,17 +123,7 @@ func TestEveryCardSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	book, err := agent.NewTool("book_demo", "Book a demo.", func(ctx context.Context, _ struct{}) (any, error) {
-		slot, err := choicesgen.Ask(ctx, &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{{Question: "Which slot?", Header: "Slot",
-			Options: []choicesgen.ChoicesOption{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}}}}}, "to book your demo")
-		if err != nil {
-			return nil, err
-		}
-		return "booked " + slot.Answers[0].Options[0], nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	book := servertest.BookDemo(t)
 	remove := agent.FixedTool(agent.Tool{Name: "delete_record", Parameters: []byte(`{"type":"object"}`)}, "deleted")
 	model, err := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "book_demo", Arguments: `{}`},
