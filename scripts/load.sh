@@ -7,8 +7,8 @@
 #   memory   (-store memory -memory-retention 5s): cycle mode at c=1, 50
 #            and 200 and hold mode, each beside the floor (hold measures
 #            what is kept after the retention), and -reconnect;
-#   sqlite   (-store sqlite:$tmp/load.db): cycle mode at c=50, hold mode
-#            and -reconnect;
+#   sqlite   (-store sqlite:$tmp/load.db): cycle mode at c=1 and c=50,
+#            hold mode and -reconnect;
 #   postgres (a fresh database in scripts/postgres.sh's cluster): cycle mode
 #            at c=50 and -reconnect.
 #
@@ -240,6 +240,7 @@ measure memory reconnect -reconnect "$RECONNECT"
 stop_kindserver
 
 start_kindserver sqlite -store "sqlite:$tmp/load.db"
+measure sqlite c1 -c 1 -n "$N1" -d "$D1"
 measure sqlite c50 -c 50 -n "$N50" -d "$D50"
 measure sqlite reconnect -reconnect "$RECONNECT"
 measure sqlite hold -hold "$HOLD"
@@ -394,18 +395,31 @@ row "server CPU per drop+reconnect+resume (ms)" reconnect serverCpuMsPerResume 1
 row "machine busy during the run (cores)" reconnect.machine busyCores 1 memory sqlite postgres
 samples reconnect memory sqlite postgres
 
-for run in "c1 1 $D1 $N1" "c200 200 $D200 $N200"; do
-  set -- $run
-  echo
-  echo "== cycle mode, c=$2, each cycle on a fresh socket (-d $3, at most $4 cycles), memory store"
-  cells "" kindkit floor ratio
-  cells "cycles/s" "$(num "$tmp/memory-$1.json" cyclesPerSec)" "$(num "$tmp/floor-$1.json" cyclesPerSec)" \
-    "$(div "$(get "$tmp/memory-$1.json" cyclesPerSec)" "$(get "$tmp/floor-$1.json" cyclesPerSec)")"
-  cells "server CPU per cycle (ms)" "$(num "$tmp/memory-$1.json" serverCpuMsPerCycle)" "$(num "$tmp/floor-$1.json" serverCpuMsPerCycle)" \
-    "$(div "$(get "$tmp/memory-$1.json" serverCpuMsPerCycle)" "$(get "$tmp/floor-$1.json" serverCpuMsPerCycle)")"
-  cycle_rows "$1" memory floor
-  samples "$1" memory floor
-done
+echo
+echo "== cycle mode, c=1, each cycle on a fresh socket (-d $D1, at most $N1 cycles)"
+cells "" memory sqlite floor "mem/floor" "sqlite/floor"
+c1_ratio() { # LABEL KEY: memory and SQLite beside the floor, with ratios
+  local m s f
+  m=$(get "$tmp/memory-c1.json" "$2"); s=$(get "$tmp/sqlite-c1.json" "$2"); f=$(get "$tmp/floor-c1.json" "$2")
+  cells "$1" "$(num "$tmp/memory-c1.json" "$2")" "$(num "$tmp/sqlite-c1.json" "$2")" "$(num "$tmp/floor-c1.json" "$2")" \
+    "$(div "$m" "$f")" "$(div "$s" "$f")"
+}
+c1_ratio "cycles/s" cyclesPerSec
+c1_ratio "server CPU per cycle (ms)" serverCpuMsPerCycle
+cycle_rows c1 memory sqlite floor
+samples c1 memory sqlite floor
+
+run="c200 200 $D200 $N200"
+set -- $run
+echo
+echo "== cycle mode, c=$2, each cycle on a fresh socket (-d $3, at most $4 cycles), memory store"
+cells "" kindkit floor ratio
+cells "cycles/s" "$(num "$tmp/memory-$1.json" cyclesPerSec)" "$(num "$tmp/floor-$1.json" cyclesPerSec)" \
+  "$(div "$(get "$tmp/memory-$1.json" cyclesPerSec)" "$(get "$tmp/floor-$1.json" cyclesPerSec)")"
+cells "server CPU per cycle (ms)" "$(num "$tmp/memory-$1.json" serverCpuMsPerCycle)" "$(num "$tmp/floor-$1.json" serverCpuMsPerCycle)" \
+  "$(div "$(get "$tmp/memory-$1.json" serverCpuMsPerCycle)" "$(get "$tmp/floor-$1.json" serverCpuMsPerCycle)")"
+cycle_rows "$1" memory floor
+samples "$1" memory floor
 
 echo
 echo "== hold mode, $HOLD parks, each on its own open socket (memory: measured after $AFTER, past its ${RETENTION} retention)"

@@ -238,3 +238,58 @@ func (c dsnCase) dialect() dialect {
 }
 
 func pad(v int) string { return fmt.Sprintf("%04d", v) }
+
+// TestMessagesWithoutAutoincrement: version 6 makes messages again without
+// AUTOINCREMENT, so an append no longer rewrites sqlite_sequence. The rows
+// of an older database keep their seq, and appends after the upgrade come
+// after them in the history.
+func TestMessagesWithoutAutoincrement(t *testing.T) {
+	ctx := context.Background()
+	dsn := sqliteDSN(t)
+	s, err := open(ctx, dsn, config{upTo: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range v1Rows {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// A gap in seq, as deletes leave: the copy keeps each row's own seq.
+	if _, err := s.db.Exec(`UPDATE messages SET seq = 10 WHERE id = 'm2'`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = openT(t, dsn)
+	checkV1Data(t, s)
+	var schema string
+	if err := s.db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToUpper(schema), "AUTOINCREMENT") {
+		t.Errorf("messages is still AUTOINCREMENT: %s", schema)
+	}
+	if err := s.AppendMessages(ctx, &store.Message{ID: "m3", ConversationID: "c1", Role: store.RoleUser, Text: "later"}); err != nil {
+		t.Fatal(err)
+	}
+	var seq int
+	if err := s.db.QueryRow(`SELECT seq FROM messages WHERE id = 'm3'`).Scan(&seq); err != nil || seq != 11 {
+		t.Errorf("seq of the message appended after the upgrade = %d, %v; want 11", seq, err)
+	}
+	msgs, _, err := s.Messages(ctx, "c1", nil, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+	}
+	if !slices.Equal(ids, []string{"m3", "m2", "m1"}) {
+		t.Errorf("history, newest first = %v", ids)
+	}
+	var n int
+	if err := s.db.QueryRow(`SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'messages'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("sqlite_sequence rows for messages = %d, %v; want none", n, err)
+	}
+}

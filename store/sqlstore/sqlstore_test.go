@@ -425,3 +425,59 @@ func TestStatementCaches(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointOffTheWritePath: the writer never checkpoints (SQLite's
+// automatic checkpoint ran inside the commit that crossed its threshold);
+// the checkpointer's own connection copies the WAL after every so many
+// writes.
+func TestCheckpointOffTheWritePath(t *testing.T) {
+	type result struct{ frames, copied int }
+	var (
+		mu   sync.Mutex
+		seen []result
+		errs []error
+	)
+	first := make(chan struct{})
+	var once sync.Once
+	s, err := open(context.Background(), sqliteDSN(t), config{checkpoint: 5, checkpointed: func(frames, copied int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, result{frames, copied})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		once.Do(func() { close(first) })
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auto int
+	if err := s.db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != 0 {
+		t.Errorf("the writer's wal_autocheckpoint = %d, %v; want 0", auto, err)
+	}
+	ctx := context.Background()
+	for i := range 12 {
+		if err := s.CreateConversation(ctx, &store.Conversation{ID: fmt.Sprintf("c%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-first // 5 writes were committed: a checkpoint was asked for
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		t.Errorf("checkpoint errors: %v", errs)
+	}
+	// Two kicks (after 5 and 10 writes), one if the second came while the
+	// first checkpoint ran.
+	if len(seen) < 1 || len(seen) > 2 {
+		t.Errorf("%d checkpoints after 12 writes, want 1 or 2: %v", len(seen), seen)
+	}
+	for _, r := range seen {
+		if r.frames <= 0 || r.copied != r.frames {
+			t.Errorf("checkpoint copied %d of %d WAL frames; want all, and some", r.copied, r.frames)
+		}
+	}
+}

@@ -158,6 +158,13 @@ type committer struct {
 	reqs    chan *writeReq
 	done    chan struct{}
 	closing sync.Once
+
+	// Every `every` writes committed, kick (when set) asks for a
+	// checkpoint. Writes, not commits: a group commit of many writes puts
+	// as many more pages in the WAL.
+	every int
+	kick  func()
+	since int // writes committed since the last kick; the loop's own
 }
 
 type writeReq struct {
@@ -168,8 +175,8 @@ type writeReq struct {
 
 const maxBatch = 64
 
-func newCommitter(p *pool) *committer {
-	c := &committer{p: p, reqs: make(chan *writeReq), done: make(chan struct{})}
+func newCommitter(p *pool, every int, kick func()) *committer {
+	c := &committer{p: p, reqs: make(chan *writeReq), done: make(chan struct{}), every: every, kick: kick}
 	go c.loop()
 	return c
 }
@@ -209,6 +216,12 @@ func (c *committer) loop() {
 			}
 		}
 		c.commit(batch)
+		if c.kick != nil {
+			if c.since += len(batch); c.since >= c.every {
+				c.since = 0
+				c.kick()
+			}
+		}
 	}
 }
 
@@ -265,4 +278,59 @@ func (c *committer) commit(batch []*writeReq) {
 		r.err <- errs[i]
 	}
 	c.p.prepare(ctx, missed)
+}
+
+// checkpointEvery is how many writes go by between two checkpoints: about
+// SQLite's own 1,000 WAL frames at a cycle's three to five pages a write.
+const checkpointEvery = 250
+
+// checkpointer copies the WAL into the database file on a connection of its
+// own, so that no write waits for it. A PASSIVE checkpoint takes no lock
+// that writers or readers wait on: it copies what no reader still needs
+// and leaves the rest for the next one. A checkpoint that fails only leaves
+// the WAL longer until the next; the commits in it are as durable as ever.
+type checkpointer struct {
+	db      *pool
+	wake    chan struct{}
+	done    chan struct{}
+	seen    func(walFrames, copied int, err error)
+	closing sync.Once
+	err     error
+}
+
+func newCheckpointer(db *pool, seen func(int, int, error)) *checkpointer {
+	c := &checkpointer{db: db, wake: make(chan struct{}, 1), done: make(chan struct{}), seen: seen}
+	go c.loop()
+	return c
+}
+
+// kick asks for a checkpoint; one asked for while another runs is merged
+// into the next.
+func (c *checkpointer) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) loop() {
+	defer close(c.done)
+	for range c.wake {
+		var busy, frames, copied int
+		err := c.db.DB.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+		if c.seen != nil {
+			c.seen(frames, copied, err)
+		}
+	}
+}
+
+// close waits for a running checkpoint and closes the connection. Only
+// after the committer's close: no kick may come after it.
+func (c *checkpointer) close() error {
+	c.closing.Do(func() {
+		close(c.wake)
+		<-c.done
+		c.err = c.db.Close()
+	})
+	return c.err
 }
