@@ -117,7 +117,7 @@ func open(ctx context.Context, dsn string, cfg config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.db.PingContext(ctx); err != nil {
+	if err := s.ping(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlstore: open %s: %w", s.dialect, err)
 	}
@@ -130,6 +130,29 @@ func open(ctx context.Context, dsn string, cfg config) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ping opens the writer's connection. Processes that open one fresh
+// SQLite file at once race to turn it into WAL mode, and the loser's
+// journal_mode pragma can fail with SQLITE_BUSY at once, busy timeout or
+// not (TestMigrateConcurrent saw it in about 1 open of 70): such an open
+// is tried again, for as long as the busy timeout.
+func (s *Store) ping(ctx context.Context) error {
+	wait := 5 * time.Millisecond
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.db.PingContext(ctx)
+		var se *sqlite.Error
+		if s.dialect != dialectSQLite || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 const sqliteParams = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
