@@ -392,8 +392,9 @@ func (s *Store) ExpiredParks(_ context.Context, now time.Time, limit int) ([]*st
 	return out, nil
 }
 
-// EndedParks keeps a conversation's ended parks with its messages, in the
-// order saved (ties by id, as the SQL stores break them).
+// EndedParks reads the list of ended parks a conversation keeps beside
+// its messages (and loses with them), ordered as the SQL stores order
+// them.
 func (s *Store) EndedParks(_ context.Context, id string, since time.Time, before string, limit int) ([]*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

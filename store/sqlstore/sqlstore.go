@@ -135,7 +135,7 @@ func open(ctx context.Context, dsn string, cfg config) (*Store, error) {
 // ping opens the writer's connection. Processes that open one fresh
 // SQLite file at once race to turn it into WAL mode, and the loser's
 // journal_mode pragma can fail with SQLITE_BUSY at once, busy timeout or
-// not (TestMigrateConcurrent saw it in about 1 open of 70): such an open
+// not (TestMigrateConcurrent/sqlite failed so in 2 runs of 150): such an open
 // is tried again, for as long as the busy timeout.
 func (s *Store) ping(ctx context.Context) error {
 	wait := 5 * time.Millisecond
