@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/kindkit/kindkit/agent"
@@ -82,6 +83,38 @@ func FuzzTokenEncoding(f *testing.F) {
 			}{requestID, token}})
 		if string(ref) != string(ev.raw) && requestID != "" && token != "" { // empty ones are never sent
 			t.Fatalf("token event\n%s\nencoding/json writes\n%s", ev.raw, ref)
+		}
+	})
+}
+
+// FuzzDecodeFrame: decodeFrame (json v2 with v1's options) reads exactly
+// the frames encoding/json reads, to the same frame, and refuses the same.
+func FuzzDecodeFrame(f *testing.F) {
+	for _, seed := range []string{
+		`{"action":"submit_interaction","requestId":"r","sessionId":"s","interactionId":"i","kind":"choices","values":{"a":[1,2.5e3,"\u00e9"]}}`,
+		`{"Action":"ping","REQUESTID":"p","requestId":"q"}`, `{"action":"a","action":"b"}`, `{"supports":["x",null]}`, `{"supports":"x"}`,
+		`{"approved":"yes"}`, `{"limit":1.5}`, `{"limit":1e400}`, `{"code":123}`, `{"message":"\ud800"}`, "{\"message\":\"\xff\"}", `{} x`, `{"a":1}{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, gotSupports, err := decodeFrame(data)
+		var want frame
+		wantErr := json.Unmarshal(data, &want)
+		var wantSupports []string
+		if wantErr == nil && len(want.Supports) > 0 && string(want.Supports) != "null" {
+			if wantErr = json.Unmarshal(want.Supports, &wantSupports); wantErr == nil && wantSupports == nil {
+				wantSupports = []string{}
+			}
+		}
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("decodeFrame(%q): error %v; encoding/json: %v", data, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if !reflect.DeepEqual(*got, want) || !reflect.DeepEqual(gotSupports, wantSupports) {
+			t.Fatalf("decodeFrame(%q) = %+v %q; encoding/json reads %+v %q", data, *got, gotSupports, want, wantSupports)
 		}
 	})
 }

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// benchSpec is the demo card's spec: what interaction_required carries on
+// every cycle of kindload's load.
+var benchSpec = json.RawMessage(`{"questions":[{"question":"Which plan are you curious about?","header":"Plan","options":[{"label":"Starter","description":"For one person"},` +
+	`{"label":"Team","description":"Up to 20 seats"},{"label":"Enterprise"}]},{"question":"What should the answer cover?","header":"Topics",` +
+	`"options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"multiSelect":true}]}`)
+
+// BenchmarkEncodeEvent encodes a cycle's card and its ack: each frame a
+// socket is sent is encoded once for it and once for the fan-out.
+func BenchmarkEncodeEvent(b *testing.B) {
+	card := nested("interaction_required", "r-1", interactionPayload{InteractionID: "6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11", Kind: "choices",
+		Reason: "to tailor the answer to you", Spec: benchSpec})
+	ack := immediate("r-1", 200, "Interaction submitted", object{"sessionId": "s", "interactionId": "i", "kind": "choices",
+		"values": json.RawMessage(`{"answers":[{"header":"Plan","options":["Team"]}]}`)})
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ev := range []*event{&card, &ack} {
+			if _, err := ev.encode(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkDecodeFrame reads a cycle's submit.
+func BenchmarkDecodeFrame(b *testing.B) {
+	submit := []byte(`{"action":"submit_interaction","requestId":"r-1","sessionId":"6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11",` +
+		`"interactionId":"0b7e2a9d-4c11-4c1e-9f7a-6f1c2f4e1d5b","kind":"choices","values":{"answers":[{"header":"Plan","options":["Team"]},{"header":"Topics","options":["Pricing","Security"]}]}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := decodeFrame(submit); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestEncodeAsV1: events are written byte for byte as encoding/json
+// writes them: map keys sorted, HTML characters and U+2028 escaped, raw
+// JSON compacted, nil slices null. Invalid UTF-8 is the one difference:
+// json v2 writes U+FFFD itself where encoding/json escapes it, the same
+// JSON string.
+func TestEncodeAsV1(t *testing.T) {
+	odd := "<b>&amp;</b> \u2028 \u2029"
+	events := []event{
+		nested("interaction_required", "r<1>", interactionPayload{InteractionID: "i", Kind: "choices", Reason: odd, Spec: json.RawMessage(" { \"a\" : [ 1 , 2 ] } ")}),
+		immediate("r", 200, odd, object{"z": 1, "a": []string(nil), "m": map[string]any{}, "values": json.RawMessage(`{"b":1,"a":2}`)}),
+		immediate("r", 200, "ok", nil),
+		errorEvent("r", codeValidation, odd),
+		toolCallChunk("r", "tool", `{"id":"<x>"}`),
+		toolResultChunk("r", "tool", odd, true),
+		cancelledEvent("r"),
+		pongEvent("r"),
+		eventualEvent("r", eventualPayload{MessageID: "m", Response: replyResponse{ResponseParts: []string{odd}}}),
+		tokenEvent("r", odd),
+	}
+	for _, ev := range events {
+		got, err := ev.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(ev)
+		if ev.raw != nil {
+			want, err = ev.raw, nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s:\n got %s\nwant %s", ev.Type, got, want)
+		}
+	}
+	bad := errorEvent("r", codeValidation, "bad \xff byte")
+	got, err := bad.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(bad)
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
+		t.Errorf("invalid UTF-8:\n got %s\nwant %s", got, want)
+	}
+}
