@@ -66,8 +66,15 @@ func accept(content map[string]any) *mcp.ElicitResult {
 // elicitation capability), and returns the server's session.
 func connect(t *testing.T, p *person, version string) *mcp.ServerSession {
 	t.Helper()
+	ss, _ := connectServer(t, mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil), p, version)
+	return ss
+}
+
+// connectServer is connect to server, whose tools the client may call;
+// both sessions close when the test ends.
+func connectServer(t *testing.T, server *mcp.Server, p *person, version string) (*mcp.ServerSession, *mcp.ClientSession) {
+	t.Helper()
 	ctx := context.Background()
-	server := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil)
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)
 	if err != nil {
@@ -86,7 +93,7 @@ func connect(t *testing.T, p *person, version string) *mcp.ServerSession {
 		cs.Close()
 		ss.Wait()
 	})
-	return ss
+	return ss, cs
 }
 
 func kind(t *testing.T, name string) kindkit.Kind {
@@ -301,16 +308,7 @@ func TestQuestionInputRequests(t *testing.T) {
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"email": q.Params(problems)}}, nil
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v0.0.1"}, &mcp.ClientOptions{ElicitationHandler: p.handle}).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
+	_, cs := connectServer(t, server, p, "")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quote"})
 	if err != nil {
 		t.Fatal(err)
@@ -383,16 +381,7 @@ func TestAskInTool(t *testing.T) {
 				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s rated %d", *contact.Email, r.Score)}}}, nil
 			})
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := server.Connect(ctx, st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v0.0.1"}, &mcp.ClientOptions{ElicitationHandler: p.handle}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cs.Close(); ss.Wait() }()
+			_, cs := connectServer(t, server, p, version)
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quote"})
 			if err != nil {
 				t.Fatal(err)
@@ -427,16 +416,7 @@ func TestAskAttempts(t *testing.T) {
 		}
 		return ask, nil
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v0.0.1"}, &mcp.ClientOptions{ElicitationHandler: p.handle}).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
+	_, cs := connectServer(t, server, p, "")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quote"})
 	if err != nil || !res.IsError {
 		t.Fatalf("result %+v, %v; want the tool's error", res, err)
