@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit/internal/readmetest"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/store/storetest"
 )
@@ -150,17 +151,5 @@ func TestBooking(t *testing.T) {
 
 // The README's library snippet is this example's code, so it compiles.
 func TestREADMESnippet(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile("main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := strings.Index(string(src), "func bookDemo(")
-	end := strings.Index(string(src[start:]), "\n}\n")
-	if start < 0 || end < 0 || !strings.Contains(string(readme), string(src[start:start+end+3])) {
-		t.Error("README.md's bookDemo is not examples/booking's: copy it again")
-	}
+	readmetest.HasFunc(t, "../../README.md", "main.go", "func bookDemo(")
 }

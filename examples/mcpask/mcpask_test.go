@@ -5,12 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/internal/readmetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -81,17 +82,5 @@ func TestMCPAsk(t *testing.T) {
 
 // The README's snippet is this example's code, so it compiles.
 func TestREADMESnippet(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile("main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := strings.Index(string(src), "func bookDemo(")
-	end := strings.Index(string(src[start:]), "\n}\n")
-	if start < 0 || end < 0 || !strings.Contains(string(readme), string(src[start:start+end+3])) {
-		t.Error("README.md's MCP bookDemo is not examples/mcpask's: copy it again")
-	}
+	readmetest.HasFunc(t, "../../README.md", "main.go", "func bookDemo(")
 }
