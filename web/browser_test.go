@@ -106,6 +106,16 @@ func startServer(t *testing.T, catalog *kindkit.Catalog, script []agent.ScriptEn
 	return startServerConfig(t, server.Config{Catalog: catalog, Model: model})
 }
 
+// catalogWith is catalog and the test's own kinds.
+func catalogWith(t *testing.T, catalog *kindkit.Catalog, extra ...kindkit.Kind) *kindkit.Catalog {
+	t.Helper()
+	c, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), extra...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // startServerConfig is startServer with a whole config; the store defaults
 // to memory and the log to nothing.
 func startServerConfig(t *testing.T, cfg server.Config) string {
@@ -394,10 +404,7 @@ func TestBrowser(t *testing.T) {
 	// submits.
 	t.Run("GenericFormShapes", func(t *testing.T) {
 		survey := surveyKind(t)
-		withSurvey, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), survey)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		withSurvey := catalogWith(t, catalog, survey)
 		p := newPage(t, browser)
 		p.open(startServer(t, withSurvey, []agent.ScriptEntry{
 			{Kind: "toolCall", Name: "request_survey", Arguments: `{"question":"How was it?","reason":"to improve"}`},

@@ -141,10 +141,7 @@ func TestCards(t *testing.T) {
 	// and option names: chips for an enum, a switch for a boolean, inputs
 	// for formats, a number box for a wide range.
 	t.Run("GenericKind", func(t *testing.T) {
-		withSignup, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), signupKind(t))...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		withSignup := catalogWith(t, catalog, signupKind(t))
 		p := newPage(t, browser)
 		p.open(startServer(t, withSignup, []agent.ScriptEntry{
 			{Kind: "toolCall", Name: "request_signup", Arguments: `{"prompt":"Join the beta?","internalNote":"lead from ads","priority":3,"segments":["paid-social","q3"],"reason":"to sign you up"}`},
@@ -253,10 +250,7 @@ func TestCardOptionsFromSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withVote, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), vote)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	withVote := catalogWith(t, catalog, vote)
 	browser := startBrowser(t)
 	p := newPage(t, browser)
 	p.open(startServer(t, withVote, []agent.ScriptEntry{
@@ -355,10 +349,7 @@ func TestCardSchemaFromSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withForm, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), form)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	withForm := catalogWith(t, catalog, form)
 	const requested = `{"type":"object","required":["email","topics"],"properties":{
 		"name":{"type":"string","title":"Your name","description":"As printed on your badge.","minLength":2,"default":"Ada"},
 		"email":{"type":"string","format":"email","title":"Work email"},

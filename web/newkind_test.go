@@ -59,10 +59,7 @@ func TestNewKindCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withWish, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), wish)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	withWish := catalogWith(t, catalog, wish)
 	browser := startBrowser(t)
 	p := newPage(t, browser)
 	p.open(startServer(t, withWish, []agent.ScriptEntry{

@@ -45,10 +45,7 @@ func TestCardRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withTeam, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), teamKind(t))...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	withTeam := catalogWith(t, catalog, teamKind(t))
 	browser := startBrowser(t)
 	p := newPage(t, browser)
 	p.open(startServer(t, withTeam, []agent.ScriptEntry{

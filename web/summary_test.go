@@ -6,7 +6,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
@@ -23,10 +22,7 @@ func TestCardSummaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withSignup, err := kindkit.NewCatalog(append(append([]kindkit.Kind(nil), catalog.Kinds()...), signupKind(t))...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	withSignup := catalogWith(t, catalog, signupKind(t))
 	browser := startBrowser(t)
 	p := newPage(t, browser)
 	p.do("390×844", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
