@@ -88,7 +88,10 @@ type Engine struct {
 
 	stop     chan struct{}
 	loopDone chan struct{}
-	turns    sync.WaitGroup // running turn goroutines
+
+	runMu   sync.Mutex     // leaf lock: a run's Add happens before Shutdown's Wait
+	closing bool           // Shutdown began: no run starts
+	turns   sync.WaitGroup // running turn goroutines
 }
 
 // sweepBatch bounds the expired parks one sweep resolves and the owed
@@ -154,6 +157,9 @@ func (e *Engine) Close() {
 // stays owed in the store, and the next process finishes it.
 func (e *Engine) Shutdown(ctx context.Context) error {
 	e.Close()
+	e.runMu.Lock()
+	e.closing = true
+	e.runMu.Unlock()
 	done := make(chan struct{})
 	go func() { e.turns.Wait(); close(done) }()
 	select {
@@ -188,6 +194,17 @@ func (e *Engine) hostTool(name string) (HostTool, bool) {
 
 // Wait blocks until no turn runs.
 func (e *Engine) Wait() { e.turns.Wait() }
+
+// runStarts counts a run in, unless Shutdown has begun.
+func (e *Engine) runStarts() bool {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	if e.closing {
+		return false
+	}
+	e.turns.Add(1)
+	return true
+}
 
 // tick is the loop's period: a tenth of the park timeout and a third of
 // the lease, at most a second.

@@ -311,6 +311,49 @@ func TestEngineTakeover(t *testing.T) {
 	}
 }
 
+// TestEngineAfterShutdown: no run starts once Shutdown has begun. An
+// answer taken then is kept, and its turn stays owed for the next process;
+// a new message fails at once rather than hang.
+func TestEngineAfterShutdown(t *testing.T) {
+	for name, open := range stores(t) {
+		if name == "memory" {
+			continue // one process's memory: no next process
+		}
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			clock := clockwork.NewFakeClock()
+			a := engine(t, st, script(t, "Pro it is."), clock)
+			sess := conversation(t, st, "", "choice_chips")
+			f := newFollower()
+			f.start(a, sess, "hello")
+			f.next(t, agent.EventPrompt)
+			p, err := st.PendingPark(context.Background(), "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			acked := false
+			if ok, err := a.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, func() { acked = true }); err != nil || !ok || !acked {
+				t.Fatalf("Resolve after Shutdown = %v, %v (acked %v)", ok, err, acked)
+			}
+			late := newFollower()
+			late.start(a, sess, "anyone there?")
+			if ev := <-late.events; ev.Kind != agent.EventFailed {
+				t.Errorf("a turn started after Shutdown: %v, want EventFailed", ev.Kind)
+			}
+
+			b := engine(t, st, script(t, "Pro it is."), clock)
+			waitFor(t, clock, func() bool { return slices.Contains(history(t, st), store.RoleReply) })
+			b.Wait()
+			if got := history(t, st); !slices.Equal(got, wantHistory) {
+				t.Errorf("history = %v, want %v", got, wantHistory)
+			}
+		})
+	}
+}
+
 // TestEngineDeadline: a park nobody answers resolves no_response at its
 // deadline, with nobody following, and the turn's reply is stored.
 func TestEngineDeadline(t *testing.T) {

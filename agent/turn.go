@@ -127,9 +127,19 @@ func (t *Turn) Start(text string) {
 }
 
 // goRun runs the turn on its own goroutine; a panic ends the turn with
-// EventFailed, not the process.
+// EventFailed, not the process. Once Shutdown has begun no run starts: a
+// turn owed a reply stays owed for the next process, any other fails.
 func (t *Turn) goRun(fn func()) {
-	t.eng.turns.Add(1)
+	if !t.eng.runStarts() {
+		t.eng.log.Warn("turn not run: the engine is shutting down", "requestId", t.requestID)
+		if _, owed := t.heldLease(); owed {
+			t.stop()
+			return
+		}
+		t.finish(Event{Kind: EventFailed})
+		t.cancel()
+		return
+	}
 	go func() {
 		defer t.eng.turns.Done()
 		defer t.end()

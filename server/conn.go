@@ -35,6 +35,11 @@ type conn struct {
 	draining bool          // stop taking frames
 	idle     chan struct{} // closed when active becomes nil during a drain
 
+	// inFrame is held while a frame is handled (capacity 1): a drain
+	// takes it once, so that a send_message read just before the drain
+	// has its turn in active, and the drain waits for that turn too.
+	inFrame chan struct{}
+
 	writerDone chan struct{}
 }
 
@@ -43,7 +48,7 @@ func newConn(s *Server, ws *websocket.Conn) *conn {
 	if s.cfg.FrameRate < 0 {
 		limit = rate.Inf
 	}
-	c := &conn{srv: s, ws: ws, frames: rate.NewLimiter(limit, s.cfg.FrameBurst), wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
+	c := &conn{srv: s, ws: ws, frames: rate.NewLimiter(limit, s.cfg.FrameBurst), wake: make(chan struct{}, 1), inFrame: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	go c.writeLoop()
 	return c
 }
@@ -96,20 +101,25 @@ func (c *conn) serve(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		c.mu.Lock()
-		draining := c.draining
-		c.mu.Unlock()
-		if draining {
-			continue
-		}
-		if now := c.srv.clock.Now(); !c.frames.AllowN(now, 1) || !c.srv.frames.allow(c.client(), now) {
-			c.send(errorEvent("", codeRateLimited, msgRateLimited))
-			continue
-		}
-		if typ != websocket.MessageText {
-			c.send(errorEvent("", codeValidation, msgBinary))
-			continue
-		}
+		c.inFrame <- struct{}{}
+		c.take(ctx, typ, data)
+		<-c.inFrame
+	}
+}
+
+// take handles one frame, unless the connection drains.
+func (c *conn) take(ctx context.Context, typ websocket.MessageType, data []byte) {
+	c.mu.Lock()
+	draining := c.draining
+	c.mu.Unlock()
+	now := c.srv.clock.Now()
+	switch {
+	case draining:
+	case !c.frames.AllowN(now, 1) || !c.srv.frames.allow(c.client(), now):
+		c.send(errorEvent("", codeRateLimited, msgRateLimited))
+	case typ != websocket.MessageText:
+		c.send(errorEvent("", codeValidation, msgBinary))
+	default:
 		c.dispatch(ctx, data)
 	}
 }
@@ -278,6 +288,13 @@ func (c *conn) signalIdleLocked() {
 func (c *conn) drain(ctx context.Context) {
 	c.mu.Lock()
 	c.draining = true
+	c.mu.Unlock()
+	select {
+	case c.inFrame <- struct{}{}:
+		<-c.inFrame
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
 	t := c.active
 	var idle chan struct{}
 	if t != nil {

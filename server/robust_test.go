@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // Bad frames get an error event and the connection keeps working.
@@ -304,6 +307,79 @@ func TestDrainWhenClientsVanish(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond)
 	close(g.release)
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// gateStore holds the first PendingPark after arm until release: the
+// reader is then inside a send_message.
+type gateStore struct {
+	store.Store
+	armed   atomic.Bool
+	inside  chan struct{}
+	release chan struct{}
+}
+
+func (g *gateStore) PendingPark(ctx context.Context, conv string) (*store.Park, error) {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.inside)
+		<-g.release
+	}
+	return g.Store.PendingPark(ctx, conv)
+}
+
+// A send_message read just before the drain is in flight: the drain waits
+// for it, and for its turn's terminal event, before it closes with 1001.
+func TestDrainWaitsForFrameInFlight(t *testing.T) {
+	st := &gateStore{Store: memstore.New(), inside: make(chan struct{}), release: make(chan struct{})}
+	srv, url := startServer(t, server.Config{Model: agent.Demo{}, Store: st})
+	c := dial(t, url)
+	sid := create(c, "")
+	st.armed.Store(true)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	<-st.inside
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	type read struct {
+		data []byte
+		err  error
+	}
+	reads := make(chan read, 64)
+	go func() {
+		for {
+			_, data, err := c.WS.Read(context.Background())
+			reads <- read{data, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select { // a drain that does not wait closes the socket now
+	case r := <-reads:
+		t.Fatalf("while the frame was in flight: %s, %v", r.data, r.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(st.release)
+	var types []string
+	for r := range reads {
+		if r.err != nil {
+			if websocket.CloseStatus(r.err) != websocket.StatusGoingAway {
+				t.Errorf("close: %v, want 1001", r.err)
+			}
+			break
+		}
+		var ev struct{ Type string }
+		json.Unmarshal(r.data, &ev)
+		types = append(types, ev.Type)
+	}
+	if len(types) < 2 || types[0] != "immediate_response" || types[len(types)-1] != "eventual_response" {
+		t.Errorf("events before the close: %v, want the 202 first and eventual_response last", types)
+	}
 	if err := <-done; err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
