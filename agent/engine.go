@@ -91,7 +91,8 @@ type Engine struct {
 
 	runMu   sync.Mutex     // leaf lock: a run's Add happens before Shutdown's Wait
 	closing bool           // Shutdown began: no run starts
-	turns   sync.WaitGroup // running turn goroutines
+	turns   sync.WaitGroup // running turn runs
+	workers *workers       // the goroutines they run on
 }
 
 // sweepBatch bounds the expired parks one sweep resolves and the owed
@@ -133,6 +134,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		runSpanName: "invoke_agent " + cfg.AgentName, chatSpanName: "chat",
 		parked: map[string]*Turn{}, leased: map[string]*Turn{},
 		stop: make(chan struct{}), loopDone: make(chan struct{})}
+	e.workers = newWorkers(e.stop)
 	if m, ok := cfg.Model.(NamedModel); ok && m.ModelName() != "" {
 		e.modelName = m.ModelName()
 		e.chatSpanName = "chat " + e.modelName
@@ -161,7 +163,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	e.closing = true
 	e.runMu.Unlock()
 	done := make(chan struct{})
-	go func() { e.turns.Wait(); close(done) }()
+	go func() { e.turns.Wait(); e.workers.wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

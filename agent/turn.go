@@ -126,7 +126,7 @@ func (t *Turn) Start(text string) {
 	})
 }
 
-// goRun runs the turn on its own goroutine; a panic ends the turn with
+// goRun runs the turn on a worker; a panic ends the turn with
 // EventFailed, not the process. Once Shutdown has begun no run starts: a
 // turn owed a reply stays owed for the next process, any other fails.
 func (t *Turn) goRun(fn func()) {
@@ -140,7 +140,7 @@ func (t *Turn) goRun(fn func()) {
 		t.cancel()
 		return
 	}
-	go func() {
+	t.eng.workers.run(func() {
 		defer t.eng.turns.Done()
 		defer t.end()
 		t.startRun()
@@ -152,7 +152,7 @@ func (t *Turn) goRun(fn func()) {
 			}
 		}()
 		fn()
-	}()
+	})
 }
 
 // resumed is the run of a turn an answer resumed: the answer's chunk, then
