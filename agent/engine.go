@@ -440,6 +440,7 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 		owner.Release(old)
 	}
 	t := e.newTurn(f, sess, taken.Turn)
+	t.inherit(old, msgs)
 	// The resumed turn takes the parked one's place on f in one step, so
 	// a drain waiting for f to be idle waits for the resumed turn.
 	if f != nil && !f.Adopt(t, p.ID) {
@@ -635,7 +636,7 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 		}
 	}
 	t := e.newTurn(f, sess, p.Turn)
-	t.parked.Store(&parkRef{p.ID, p.Type, p.SessionID})
+	t.parked.Store(p)
 	t.cancel() // a parked turn runs nothing
 	e.mu.Lock()
 	old := e.parked[p.ID]

@@ -4,7 +4,9 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -349,6 +351,75 @@ func TestEngineAfterShutdown(t *testing.T) {
 			b.Wait()
 			if got := history(t, st); !slices.Equal(got, wantHistory) {
 				t.Errorf("history = %v, want %v", got, wantHistory)
+			}
+		})
+	}
+}
+
+// historyReads counts the store's history reads.
+type historyReads struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (h *historyReads) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
+	h.n.Add(1)
+	return h.Store.Messages(ctx, id, roles, before, limit)
+}
+
+// seenHistory wraps a model and records the roles of the history of
+// each call.
+type seenHistory struct {
+	agent.Model
+	mu    sync.Mutex
+	calls [][]store.Role
+}
+
+func (s *seenHistory) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	var roles []store.Role
+	for _, m := range req.History {
+		roles = append(roles, m.Role)
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, roles)
+	s.mu.Unlock()
+	return s.Model.Respond(ctx, req, onText)
+}
+
+// TestEngineResumeKeepsHistory: a turn resumed in the process it parked in
+// goes on from the history it held, with the answer, and does not read it
+// again; one that held too long a history reads it, and sees the same.
+func TestEngineResumeKeepsHistory(t *testing.T) {
+	for name, tc := range map[string]struct {
+		message string
+		reads   int32
+	}{
+		"short": {"hello", 1},
+		"long":  {strings.Repeat("x", 20<<10), 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := &historyReads{Store: memstore.New()}
+			m := &seenHistory{Model: script(t, "Pro it is.")}
+			e := engine(t, st, m, clockwork.NewFakeClock())
+			sess := conversation(t, st, "", "choice_chips")
+			f := newFollower()
+			f.start(e, sess, tc.message)
+			f.next(t, agent.EventPrompt)
+			p, err := st.PendingPark(context.Background(), "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
+				t.Fatalf("Resolve = %v, %v", ok, err)
+			}
+			f.next(t, agent.EventReply)
+			e.Wait()
+			if got := st.n.Load(); got != tc.reads {
+				t.Errorf("history read %d times, want %d", got, tc.reads)
+			}
+			want := [][]store.Role{{store.RoleUser}, {store.RoleUser, store.RoleAssistant, store.RoleTool}}
+			if !slices.EqualFunc(m.calls, want, slices.Equal) {
+				t.Errorf("the model saw %v, want %v", m.calls, want)
 			}
 		})
 	}
