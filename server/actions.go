@@ -288,6 +288,12 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
+	// The park this connection's turn waits on needs no read: the take
+	// says whether it is still pending, and when it is not, the store is
+	// asked what is.
+	if p := c.heldPark(sess, f.InteractionID); p != nil && c.submitTo(ctx, f, sess, p, true) {
+		return
+	}
 	p, err := s.cfg.Store.PendingPark(ctx, sess.ConversationID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.Type != store.ParkInteraction) {
 		c.send(noPendingEvent(f))
@@ -297,46 +303,69 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.internalError(f.RequestID, err, "load park")
 		return
 	}
+	c.submitTo(ctx, f, sess, p, false)
+}
+
+// heldPark is the interaction park id of sess's conversation that this
+// connection's turn waits on, nil when it waits on none.
+func (c *conn) heldPark(sess *store.Session, id string) *store.Park {
+	c.mu.Lock()
+	t := c.active
+	c.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	p := t.WaitsOn()
+	if p == nil || p.ID != id || p.Type != store.ParkInteraction || p.ConversationID != sess.ConversationID {
+		return nil
+	}
+	return p
+}
+
+// submitTo answers pending park p with f. held says p is the connection's
+// own (heldPark): when it was taken meanwhile, submitTo sends nothing and
+// returns false.
+func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *store.Park, held bool) bool {
+	s := c.srv
 	if f.InteractionID != p.ID {
 		c.send(errorEvent(f.RequestID, codeInteractionMismatch, "the submitted 'interactionId' does not match the pending interaction"))
-		return
+		return true
 	}
 	if f.Kind != nil && *f.Kind != p.Kind {
 		c.send(errorEvent(f.RequestID, codeInteractionMismatch, fmt.Sprintf("the pending interaction is '%s', not '%s'", p.Kind, *f.Kind)))
-		return
+		return true
 	}
 	if c.busyWithOther(p.ID) {
 		c.send(errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress))
-		return
+		return true
 	}
 	if f.Declined {
-		c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
-			agent.Result{Text: kindkit.Declined().JSON()}, nil)
-		return
+		return c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
+			agent.Result{Text: kindkit.Declined().JSON()}, nil, held)
 	}
 	if f.Values == nil {
 		c.send(errorEvent(f.RequestID, codeValidation, "submit_interaction requires 'values' (or 'declined': true)"))
-		return
+		return true
 	}
 	k, ok := s.cfg.Catalog.Kind(p.Kind)
 	if !ok {
 		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("interaction kind '%s' is not hosted by this server", p.Kind)))
-		return
+		return true
 	}
 	spec, err := k.LoadSpec(p.Spec)
 	if err != nil {
 		c.internalError(f.RequestID, err, "load parked spec")
-		return
+		return true
 	}
 	values, errs := k.Validate(&spec, f.Values)
 	if len(errs) > 0 {
 		c.send(nested("interaction_invalid", f.RequestID, object{
 			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))
-		return
+		return true
 	}
-	c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
+	return c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
 		agent.Result{Text: kindkit.Submitted(values).JSON()},
-		func() { s.engine.Answered(ctx, sess, p.Kind, values) })
+		func() { s.engine.Answered(ctx, sess, p.Kind, values) }, held)
 }
 
 // busyWithOther tells whether this connection runs a turn other than the
@@ -354,21 +383,25 @@ func (c *conn) busyWithOther(parkID string) bool {
 // resolve has the engine take the park with its answer (exactly once, in
 // one write), then queues the ack and runs the host effect, and only then
 // the engine resumes the turn, so the ack is on the wire before any frame
-// of the resumed stream and an acknowledged answer is never lost.
-func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack object, message string, r agent.Result, effect func()) {
+// of the resumed stream and an acknowledged answer is never lost. When p
+// was not pending any more, a held park's resolve sends nothing and
+// returns false (submitTo).
+func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack object, message string, r agent.Result, effect func(), held bool) bool {
 	ok, err := c.srv.engine.Resolve(ctx, c, sess, p, r, func() {
 		c.send(immediate(f.RequestID, 200, message, ack))
 		if effect != nil {
 			effect()
 		}
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		c.internalError(f.RequestID, err, "take park")
-		return
-	}
-	if !ok {
+	case !ok && held:
+		return false
+	case !ok:
 		c.send(noPendingEvent(f))
 	}
+	return true
 }
 
 func (c *conn) cancelTurn(ctx context.Context, f *frame) {

@@ -384,3 +384,66 @@ func TestDrainWaitsForFrameInFlight(t *testing.T) {
 		t.Errorf("Shutdown: %v", err)
 	}
 }
+
+// parkReads counts the store's reads of pending parks.
+type parkReads struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (r *parkReads) PendingPark(ctx context.Context, conv string) (*store.Park, error) {
+	r.n.Add(1)
+	return r.Store.PendingPark(ctx, conv)
+}
+
+// A submit to the card this connection's turn waits on reads no park; when
+// that card was replaced meanwhile (by another process: here straight in
+// the store), the submit hears what the store holds.
+func TestSubmitHeldPark(t *testing.T) {
+	script, _ := agent.NewScripted([]agent.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "text", Text: "Pro it is."},
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+	})
+	st := &parkReads{Store: memstore.New()}
+	_, url := startServer(t, server.Config{Model: script, Store: st})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips"]`)
+	submit := func(iid string) {
+		c.Send(`{"action":"submit_interaction","requestId":"S","sessionId":"` + sid + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	}
+
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	iid := path(c.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	reads := st.n.Load()
+	submit(iid)
+	if ev := c.Expect("immediate_response")[0]; ev["status"] != float64(200) {
+		t.Fatalf("submit: %v", ev)
+	}
+	if _, end := c.Turn(); end["type"] != "eventual_response" {
+		t.Fatalf("turn ended with %v", end)
+	}
+	if got := st.n.Load() - reads; got != 0 {
+		t.Errorf("the submit read the pending park %d times, want none", got)
+	}
+
+	c.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"again"}`)
+	c.Expect("immediate_response", "interaction_required", "stream_chunk")
+	sess, err := st.Session(context.Background(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.Store.PendingPark(context.Background(), sess.ConversationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := *p
+	newer.ID = "newer"
+	if _, err := st.Store.SavePark(context.Background(), &newer, nil); err != nil {
+		t.Fatal(err)
+	}
+	submit(p.ID)
+	if ev := c.Expect("error")[0]; errorCode(ev) != "INTERACTION_MISMATCH" {
+		t.Errorf("submit to the replaced card: %v, want INTERACTION_MISMATCH", ev)
+	}
+}
