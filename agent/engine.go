@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,6 +90,12 @@ type Engine struct {
 	stop     chan struct{}
 	loopDone chan struct{}
 
+	// What the model is offered, built once: the catalog does not change.
+	kinds       []kindkit.Descriptor
+	raiseTools  []Tool
+	toolsMu     sync.Mutex // leaf lock
+	submitTools map[string]Tool
+
 	runMu   sync.Mutex     // leaf lock: a run's Add happens before Shutdown's Wait
 	closing bool           // Shutdown began: no run starts
 	turns   sync.WaitGroup // running turn runs
@@ -132,9 +139,16 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),
 		tracer: cfg.TracerProvider.Tracer(tracerName), metrics: cfg.Metrics,
 		runSpanName: "invoke_agent " + cfg.AgentName, chatSpanName: "chat",
-		parked: map[string]*Turn{}, leased: map[string]*Turn{},
+		parked: map[string]*Turn{}, leased: map[string]*Turn{}, submitTools: map[string]Tool{},
 		stop: make(chan struct{}), loopDone: make(chan struct{})}
 	e.workers = newWorkers(e.stop)
+	for _, k := range cfg.Catalog.Kinds() {
+		d := k.Descriptor()
+		e.kinds = append(e.kinds, d)
+		if d.ToolName != "" {
+			e.raiseTools = append(e.raiseTools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
+		}
+	}
 	if m, ok := cfg.Model.(NamedModel); ok && m.ModelName() != "" {
 		e.modelName = m.ModelName()
 		e.chatSpanName = "chat " + e.modelName
@@ -171,6 +185,27 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// submitTool is submit_interaction for the kinds named, built once per set
+// of kinds (a few: they follow the capabilities clients declare) and kept,
+// up to maxSubmitTools sets.
+func (e *Engine) submitTool(kinds []string) Tool {
+	key := strings.Join(kinds, "\x00")
+	e.toolsMu.Lock()
+	defer e.toolsMu.Unlock()
+	if tool, ok := e.submitTools[key]; ok {
+		return tool
+	}
+	enum, _ := json.Marshal(kinds)
+	tool := Tool{Name: submitToolName, Description: submitToolDescribe,
+		Parameters: json.RawMessage(fmt.Sprintf(submitToolSchema, enum))}
+	if len(e.submitTools) < maxSubmitTools {
+		e.submitTools[key] = tool
+	}
+	return tool
+}
+
+const maxSubmitTools = 64
 
 // hostTools are the host's tools as they are now.
 func (e *Engine) hostTools() []HostTool {

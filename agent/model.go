@@ -21,7 +21,9 @@ type ModelRequest struct {
 	// the conversation (the scripted model's index in its script).
 	Position int
 	History  []*store.Message // oldest first: user, assistant and tool messages
-	Tools    []Tool
+	// Tools are what the model may call; their Parameters are shared
+	// between calls, and a model must not change them.
+	Tools []Tool
 	// Knowledge is what Config.Knowledge found for the turn's user
 	// message, best first; the model should ground its answer in it.
 	Knowledge []knowledge.Doc

@@ -541,24 +541,21 @@ func supported(conv *store.Conversation, capability string) bool {
 // tools are the host tools, then one raise tool per kind, then
 // submit_interaction when some kind is on the conversational path.
 func (t *Turn) tools(conv *store.Conversation) []Tool {
-	var tools []Tool
-	for _, ht := range t.eng.hostTools() {
+	e := t.eng
+	hosts := e.hostTools()
+	tools := make([]Tool, 0, len(hosts)+len(e.raiseTools)+1)
+	for _, ht := range hosts {
 		tools = append(tools, ht.Tool)
 	}
+	tools = append(tools, e.raiseTools...)
 	var fallback []string
-	for _, k := range t.eng.cfg.Catalog.Kinds() {
-		d := k.Descriptor()
-		if d.ToolName != "" {
-			tools = append(tools, Tool{Name: d.ToolName, Description: d.ToolDescription, Parameters: json.RawMessage(d.ToolSchema)})
-		}
+	for _, d := range e.kinds {
 		if !supported(conv, d.Capability) && (d.ToolName != "" || t.state.AskedBy[d.Name].ID != "") {
 			fallback = append(fallback, d.Name)
 		}
 	}
 	if len(fallback) > 0 {
-		enum, _ := json.Marshal(fallback)
-		tools = append(tools, Tool{Name: submitToolName, Description: submitToolDescribe,
-			Parameters: json.RawMessage(fmt.Sprintf(submitToolSchema, enum))})
+		tools = append(tools, e.submitTool(fallback))
 	}
 	return tools
 }
