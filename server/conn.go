@@ -213,15 +213,18 @@ func (c *conn) closeQueue() {
 
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
+	// One watchdog per batch rather than a deadline per frame: a client
+	// that takes longer than writeTimeout to accept a batch is cut off.
+	watchdog := time.AfterFunc(writeTimeout, func() { c.ws.CloseNow() })
+	watchdog.Stop()
+	var spare [][]byte // the batch before, emptied: the queue's next array
 	for range c.wake {
 		c.mu.Lock()
 		batch := c.queue
-		c.queue, c.queued = nil, 0
+		c.queue, c.queued = spare, 0
 		closed := c.closed
 		c.mu.Unlock()
-		// One watchdog per batch rather than a deadline per frame: a client
-		// that takes longer than writeTimeout to accept a batch is cut off.
-		watchdog := time.AfterFunc(writeTimeout, func() { c.ws.CloseNow() })
+		watchdog.Reset(writeTimeout)
 		for _, data := range batch {
 			if err := c.ws.Write(context.Background(), websocket.MessageText, data); err != nil {
 				watchdog.Stop()
@@ -237,6 +240,8 @@ func (c *conn) writeLoop() {
 		if closed {
 			return
 		}
+		clear(batch)
+		spare = batch[:0]
 	}
 }
 

@@ -108,20 +108,21 @@ type event struct {
 	raw []byte
 }
 
-// encode returns the event's JSON.
+// encode returns the event's JSON. Only the copy it encodes goes to the
+// heap, not ev: most events of a turn are tokens, which come encoded.
 func (ev *event) encode() ([]byte, error) {
 	if ev.raw != nil {
 		return ev.raw, nil
 	}
-	return jsonv2.Marshal(ev, asV1)
+	cp := *ev
+	return jsonv2.Marshal(&cp, asV1)
 }
 
 // asV1 has json v2 write and read exactly what encoding/json does (the
 // wire is the reference's), faster: a submit frame is read in 3.6 µs with
 // 4 allocations instead of 7.0 µs and 16 (BenchmarkDecodeFrame), a card
 // and an ack are written in 8.0 µs instead of 10.1 (BenchmarkEncodeEvent).
-// Every frame of a cycle is read or written, an event twice (for its
-// socket and for the fan-out).
+// Every frame of a cycle is read or written.
 var asV1 = jsonv1.DefaultOptionsV1()
 
 type errorBody struct {
