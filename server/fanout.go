@@ -68,12 +68,15 @@ type heldFrame struct {
 }
 
 // said is one frame of a running turn: a run of tokens, kept as text so a
-// long reply is one frame, or an encoded frame.
+// long reply is one frame, or an event, encoded (frame) or not yet (ev).
 type said struct {
 	requestID string
 	tokens    []byte
 	frame     []byte
+	ev        *agent.Event
 }
+
+func (s *said) isTokens() bool { return s.frame == nil && s.ev == nil }
 
 // A note is a turn event or a take, as it travels between processes.
 type note struct {
@@ -88,6 +91,33 @@ type note struct {
 	Chunk        json.RawMessage `json:"x,omitempty"` // a prompt's call chunk, which follows it
 	Taken        string          `json:"p,omitempty"` // a park taken by the origin
 	Probe        string          `json:"q,omitempty"` // a note the origin waits to hear itself
+
+	// The turn's events, for Frame and Chunk: encoded only when someone
+	// is to hear them (encodeFrames), which is seldom without a bus.
+	events []agent.Event
+}
+
+// encodeFrames encodes n's events into Frame and Chunk, once.
+func (n *note) encodeFrames() error {
+	if n.Frame != nil || n.Kind == agent.EventText {
+		return nil
+	}
+	for i, e := range n.events {
+		if e.Kind == agent.EventText {
+			continue
+		}
+		fe := frameFor(e)
+		frame, err := fe.encode()
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			n.Frame = frame
+		} else {
+			n.Chunk = frame
+		}
+	}
+	return nil
 }
 
 const (
@@ -269,25 +299,18 @@ func (h *hub) ready(ctx context.Context) error {
 // other processes.
 func (h *hub) TurnEvent(conv string, f agent.Follower, evs ...agent.Event) {
 	ev := evs[0]
-	n := note{Conversation: conv, Kind: ev.Kind, RequestID: ev.RequestID, Token: ev.Text, After: ev.After}
-	for i, e := range evs {
-		if e.Kind == agent.EventText {
-			continue
-		}
-		fe := frameFor(e)
-		frame, err := fe.encode()
-		if err != nil {
+	n := note{Conversation: conv, Kind: ev.Kind, RequestID: ev.RequestID, Token: ev.Text, After: ev.After, events: evs}
+	if ev.Park != nil {
+		n.Park = ev.Park.ID
+	}
+	if h.bus != nil {
+		// The other processes hear every event: encoded here, outside
+		// h.mu. Without them, mostly only the turn's own socket does,
+		// which encodes its own.
+		if err := n.encodeFrames(); err != nil {
 			h.srv.log.Error("fan-out: encode event", "err", err)
 			return
 		}
-		if i == 0 {
-			n.Frame = frame
-		} else {
-			n.Chunk = frame
-		}
-	}
-	if ev.Park != nil {
-		n.Park = ev.Park.ID
 	}
 	h.deliver(conv, f, n)
 	h.send(n)
@@ -310,18 +333,30 @@ func (h *hub) deliver(conv string, f agent.Follower, n note) {
 	if now.Sub(h.pruned) > time.Minute {
 		h.pruneLocked(now)
 	}
-	frame := n.Frame
+	var frame []byte
+	var held *note // a copy, made only when a watcher holds it: n stays on the stack
 	for c, w := range tp.watchers {
 		if agent.Follower(c) == f {
 			continue
 		}
 		if frame == nil {
-			frame = tokenEvent(n.RequestID, n.Token).raw
+			if n.Kind == agent.EventText {
+				frame = tokenEvent(n.RequestID, n.Token).raw
+			} else if err := n.encodeFrames(); err != nil {
+				h.srv.log.Error("fan-out: encode event", "err", err)
+				return
+			} else {
+				frame = n.Frame
+			}
 		}
 		if !w.open {
-			w.held = append(w.held, heldFrame{frame: frame, n: &n})
+			if held == nil {
+				cp := n
+				held = &cp
+			}
+			w.held = append(w.held, heldFrame{frame: frame, n: held})
 			if n.Chunk != nil {
-				w.held = append(w.held, heldFrame{frame: n.Chunk, n: &n})
+				w.held = append(w.held, heldFrame{frame: n.Chunk, n: held})
 			}
 			continue
 		}
@@ -383,15 +418,30 @@ func (tp *topic) keep(n note) {
 	if tp.dropped {
 		return
 	}
-	if i := len(tp.live) - 1; n.Frame == nil && i >= 0 && tp.live[i].frame == nil && tp.live[i].requestID == n.RequestID {
+	i := len(tp.live) - 1
+	switch {
+	case n.Kind == agent.EventText && i >= 0 && tp.live[i].isTokens() && tp.live[i].requestID == n.RequestID:
 		tp.live[i].tokens = append(tp.live[i].tokens, n.Token...)
-	} else {
-		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: []byte(n.Token), frame: n.Frame})
+	case n.Kind == agent.EventText:
+		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: []byte(n.Token)})
+	case n.Frame != nil:
+		tp.live = append(tp.live, said{requestID: n.RequestID, frame: n.Frame})
+	default:
+		ev := n.events[0]
+		tp.live = append(tp.live, said{requestID: n.RequestID, ev: &ev})
 	}
 	tp.size += len(n.Token) + len(n.Frame)
+	if n.Frame == nil && len(n.events) > 0 {
+		tp.size += eventBytes(&n.events[0]) // about what its frame will be
+	}
 	if len(tp.live) > maxLiveFrames || tp.size > maxLiveBytes {
 		tp.live, tp.size, tp.dropped = []said{}, 0, true
 	}
+}
+
+// eventBytes is about the size of ev's frame, for the catch-up's bound.
+func eventBytes(ev *agent.Event) int {
+	return 256 + len(ev.Text) + len(ev.Call.Arguments)
 }
 
 // watch makes c a held watcher of conversation conv, holding first what
@@ -407,7 +457,15 @@ func (h *hub) watch(c *conn, conv string) {
 	for i := range tp.live {
 		s := &tp.live[i]
 		frame := s.frame
-		if frame == nil {
+		switch {
+		case s.ev != nil:
+			fe := frameFor(*s.ev)
+			var err error
+			if frame, err = fe.encode(); err != nil {
+				h.srv.log.Error("fan-out: encode event", "err", err)
+				continue
+			}
+		case frame == nil:
 			frame = tokenEvent(s.requestID, string(s.tokens)).raw
 		}
 		w.held = append(w.held, heldFrame{frame: frame, request: s.requestID})

@@ -85,3 +85,47 @@ func TestCatchUpOfAParkedRun(t *testing.T) {
 		h.unwatch(c, conv)
 	}
 }
+
+// Without other processes the hub encodes a turn's events only for who
+// hears them: a watcher here, or one that joins mid-turn and catches up.
+func TestFramesForLateWatchers(t *testing.T) {
+	catalog, err := kindkit.NewCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: agent.Demo{}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h := srv.hub
+	call := agent.Event{Kind: agent.EventToolCall, RequestID: "T", Call: store.ToolCall{ID: "c1", Name: "lookup", Arguments: `{"q":"x"}`}}
+	sent := func(c *conn) []map[string]any {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var out []map[string]any
+		for _, data := range c.queue {
+			var ev map[string]any
+			if err := json.Unmarshal(data, &ev); err != nil {
+				t.Fatalf("frame %s: %v", data, err)
+			}
+			out = append(out, ev)
+		}
+		return out
+	}
+	watching := &conn{srv: srv, wake: make(chan struct{}, 1)}
+	h.watch(watching, "c1")
+	h.open(watching, "c1", nil)
+	h.TurnEvent("c1", nil, call)
+	h.TurnEvent("c1", nil, agent.Event{Kind: agent.EventText, RequestID: "T", Text: "Hi"})
+
+	late := &conn{srv: srv, wake: make(chan struct{}, 1)}
+	h.watch(late, "c1")
+	h.open(late, "c1", nil)
+	for name, c := range map[string]*conn{"watching": watching, "late": late} {
+		evs := sent(c)
+		if len(evs) != 2 || evs[0]["type"] != "stream_chunk" || evs[0]["requestId"] != "T" || evs[1]["type"] != "stream_token" {
+			t.Errorf("%s: %v, want the call's chunk and the token", name, evs)
+		}
+	}
+}
