@@ -671,7 +671,7 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 		}
 	}
 	t := e.newTurn(f, sess, p.Turn)
-	t.parked.Store(p)
+	t.parked.Store(&waiting{park: p})
 	t.cancel() // a parked turn runs nothing
 	e.mu.Lock()
 	old := e.parked[p.ID]

@@ -33,8 +33,8 @@ type Turn struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	state     store.TurnState
-	parked    atomic.Pointer[store.Park] // the park it waits on, set while parked
-	cancelled atomic.Bool                // by the person, not by a lost lease or a drain
+	parked    atomic.Pointer[waiting] // set while parked
+	cancelled atomic.Bool             // by the person, not by a lost lease or a drain
 
 	// emitMu orders the turn's events for its follower and the engine's
 	// observer, and keeps every event after a cancel from either; lock
@@ -60,6 +60,8 @@ type Turn struct {
 	// start of a turn) and the model's view of its history.
 	conv *store.Conversation
 	log  []*store.Message
+
+	raised *kindkit.Spec // the spec of the raise that parks, for waiting
 }
 
 const (
@@ -89,8 +91,8 @@ func (t *Turn) Session() *store.Session { return t.session }
 
 // Parked returns the park the turn waits on, "" while it runs.
 func (t *Turn) Parked() (id string, typ store.ParkKind) {
-	if p := t.parked.Load(); p != nil {
-		return p.ID, p.Type
+	if w := t.parked.Load(); w != nil {
+		return w.park.ID, w.park.Type
 	}
 	return "", ""
 }
@@ -98,15 +100,28 @@ func (t *Turn) Parked() (id string, typ store.ParkKind) {
 // RaisedBy is the session that raised the park the turn waits on, "" while
 // it runs.
 func (t *Turn) RaisedBy() string {
-	if p := t.parked.Load(); p != nil {
-		return p.SessionID
+	if w := t.parked.Load(); w != nil {
+		return w.park.SessionID
 	}
 	return ""
 }
 
-// WaitsOn is the park the turn waits on, as it was saved, nil while it
-// runs. It may have been taken since: only the store's take says.
-func (t *Turn) WaitsOn() *store.Park { return t.parked.Load() }
+// waiting is what a parked turn waits on: its park, as it was saved, and
+// the spec its raise checked (nil when it has none at hand).
+type waiting struct {
+	park *store.Park
+	spec *kindkit.Spec
+}
+
+// WaitsOn is the park the turn waits on, as it was saved, and its kind's
+// spec when the turn has it decoded; nil while it runs. The park may have
+// been taken since: only the store's take says.
+func (t *Turn) WaitsOn() (*store.Park, *kindkit.Spec) {
+	if w := t.parked.Load(); w != nil {
+		return w.park, w.spec
+	}
+	return nil, nil
+}
 
 // Start stores the person's message, looks up the knowledge for it, and
 // runs the turn.
@@ -667,6 +682,7 @@ func (t *Turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
 	}
+	t.raised = &r.Spec
 	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
@@ -676,6 +692,8 @@ func (t *Turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 // or a drain resumes it from the store.
 func (t *Turn) park(p *store.Park) (bool, error) {
 	e := t.eng
+	spec := t.raised
+	t.raised = nil
 	st := e.cfg.Store
 	if p.ID == "" {
 		p.ID = uuid.NewString()
@@ -730,7 +748,7 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	if logBytes(t.log) > heldLogBytes {
 		t.log = nil
 	}
-	t.parked.Store(p)
+	t.parked.Store(&waiting{p, spec})
 	e.mu.Lock() // after the above: the resume reads t.log after taking e.mu
 	e.parked[p.ID] = t
 	e.mu.Unlock()

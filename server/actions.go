@@ -291,7 +291,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	// The park this connection's turn waits on needs no read: the take
 	// says whether it is still pending, and when it is not, the store is
 	// asked what is.
-	if p := c.heldPark(sess, f.InteractionID); p != nil && c.submitTo(ctx, f, sess, p, true) {
+	if p, spec := c.heldPark(sess, f.InteractionID); p != nil && c.submitTo(ctx, f, sess, p, spec, true) {
 		return
 	}
 	p, err := s.cfg.Store.PendingPark(ctx, sess.ConversationID)
@@ -303,29 +303,30 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.internalError(f.RequestID, err, "load park")
 		return
 	}
-	c.submitTo(ctx, f, sess, p, false)
+	c.submitTo(ctx, f, sess, p, nil, false)
 }
 
 // heldPark is the interaction park id of sess's conversation that this
-// connection's turn waits on, nil when it waits on none.
-func (c *conn) heldPark(sess *store.Session, id string) *store.Park {
+// connection's turn waits on, and its spec when the turn has it decoded;
+// nil when it waits on none.
+func (c *conn) heldPark(sess *store.Session, id string) (*store.Park, *kindkit.Spec) {
 	c.mu.Lock()
 	t := c.active
 	c.mu.Unlock()
 	if t == nil {
-		return nil
+		return nil, nil
 	}
-	p := t.WaitsOn()
+	p, spec := t.WaitsOn()
 	if p == nil || p.ID != id || p.Type != store.ParkInteraction || p.ConversationID != sess.ConversationID {
-		return nil
+		return nil, nil
 	}
-	return p
+	return p, spec
 }
 
-// submitTo answers pending park p with f. held says p is the connection's
-// own (heldPark): when it was taken meanwhile, submitTo sends nothing and
-// returns false.
-func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *store.Park, held bool) bool {
+// submitTo answers pending park p with f; spec is p's, decoded (nil: it
+// is decoded here). held says p is the connection's own (heldPark): when
+// it was taken meanwhile, submitTo sends nothing and returns false.
+func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *store.Park, spec *kindkit.Spec, held bool) bool {
 	s := c.srv
 	if f.InteractionID != p.ID {
 		c.send(errorEvent(f.RequestID, codeInteractionMismatch, "the submitted 'interactionId' does not match the pending interaction"))
@@ -352,12 +353,15 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("interaction kind '%s' is not hosted by this server", p.Kind)))
 		return true
 	}
-	spec, err := k.LoadSpec(p.Spec)
-	if err != nil {
-		c.internalError(f.RequestID, err, "load parked spec")
-		return true
+	if spec == nil {
+		loaded, err := k.LoadSpec(p.Spec)
+		if err != nil {
+			c.internalError(f.RequestID, err, "load parked spec")
+			return true
+		}
+		spec = &loaded
 	}
-	values, errs := k.Validate(&spec, f.Values)
+	values, errs := k.Validate(spec, f.Values)
 	if len(errs) > 0 {
 		c.send(nested("interaction_invalid", f.RequestID, object{
 			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))
