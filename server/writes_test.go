@@ -4,93 +4,15 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 	"github.com/kindkit/kindkit/store/sqlstore"
+	"github.com/kindkit/kindkit/store/storetest"
 )
-
-// writeLog is a store that notes the name of each write it is asked for:
-// on SQLite each is a commit of its own, the cost a cycle pays most for.
-type writeLog struct {
-	store.Store
-	mu     sync.Mutex
-	writes []string
-}
-
-func (w *writeLog) note(name string) {
-	w.mu.Lock()
-	w.writes = append(w.writes, name)
-	w.mu.Unlock()
-}
-
-func (w *writeLog) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.writes
-	w.writes = nil
-	return out
-}
-
-func (w *writeLog) CreateConversation(ctx context.Context, c *store.Conversation, sessions ...*store.Session) error {
-	w.note("CreateConversation")
-	return w.Store.CreateConversation(ctx, c, sessions...)
-}
-
-func (w *writeLog) SetSupports(ctx context.Context, id string, supports []string) error {
-	w.note("SetSupports")
-	return w.Store.SetSupports(ctx, id, supports)
-}
-
-func (w *writeLog) SetModelPos(ctx context.Context, id string, pos int) error {
-	w.note("SetModelPos")
-	return w.Store.SetModelPos(ctx, id, pos)
-}
-
-func (w *writeLog) CreateSession(ctx context.Context, s *store.Session) error {
-	w.note("CreateSession")
-	return w.Store.CreateSession(ctx, s)
-}
-
-func (w *writeLog) SetContact(ctx context.Context, id, name, email, phone string) error {
-	w.note("SetContact")
-	return w.Store.SetContact(ctx, id, name, email, phone)
-}
-
-func (w *writeLog) AppendMessages(ctx context.Context, msgs ...*store.Message) error {
-	w.note("AppendMessages")
-	return w.Store.AppendMessages(ctx, msgs...)
-}
-
-func (w *writeLog) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
-	w.note("SavePark")
-	return w.Store.SavePark(ctx, p, from, msgs...)
-}
-
-func (w *writeLog) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
-	w.note("TakePark")
-	return w.Store.TakePark(ctx, id, a)
-}
-
-func (w *writeLog) SaveStep(ctx context.Context, l store.Lease, s store.Step) error {
-	w.note("SaveStep")
-	return w.Store.SaveStep(ctx, l, s)
-}
-
-func (w *writeLog) RenewLease(ctx context.Context, l store.Lease) error {
-	w.note("RenewLease")
-	return w.Store.RenewLease(ctx, l)
-}
-
-func (w *writeLog) ClaimTurn(ctx context.Context, l store.Lease, now time.Time) (*store.Park, bool, error) {
-	w.note("ClaimTurn")
-	return w.Store.ClaimTurn(ctx, l, now)
-}
 
 // TestWritesPerCycle: one card cycle of the demo model (create a session,
 // send a message, the card, submit, the reply) is five store writes, each
@@ -109,7 +31,7 @@ func TestWritesPerCycle(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			st := &writeLog{Store: open(t)}
+			st := &storetest.Writes{Store: open(t)}
 			_, url := startServer(t, server.Config{Model: agent.Demo{}, Store: st})
 			c := dial(t, url)
 			c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
@@ -124,23 +46,53 @@ func TestWritesPerCycle(t *testing.T) {
 				t.Fatalf("turn ended with %v", end)
 			}
 			want := []string{"CreateConversation", "AppendMessages", "SavePark", "TakePark", "SaveStep"}
-			if got := st.take(); !slices.Equal(got, want) {
+			if got := st.Take(); !slices.Equal(got, want) {
 				t.Errorf("writes of one cycle = %v, want %v", got, want)
 			}
-			msgs, _, err := st.Messages(context.Background(), conv, nil, "", 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var roles []store.Role
-			for _, m := range slices.Backward(msgs) {
-				roles = append(roles, m.Role)
-			}
-			if want := []store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply}; !slices.Equal(roles, want) {
-				t.Errorf("history = %v, want %v", roles, want)
-			}
+			wantRoles(t, st, conv, store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply)
 			if s, err := st.Session(context.Background(), sid); err != nil || s.ConversationID != conv {
 				t.Errorf("Session(%s) = %+v, %v; want one of %s", sid, s, err, conv)
 			}
 		})
+	}
+}
+
+// TestWritesFallbackTurn: on the conversational path the model step that
+// raised the kind goes in one write with the directive it got back.
+func TestWritesFallbackTurn(t *testing.T) {
+	st := &storetest.Writes{Store: memstore.New()}
+	_, url := startServer(t, server.Config{Model: agent.Demo{}, Store: st})
+	c := dial(t, url)
+	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a"}`)
+	data := path(c.Expect("immediate_response")[0], "data").(map[string]any)
+	sid, conv := data["sessionId"].(string), data["conversationId"].(string)
+	st.Take()
+	c.Send(`{"action":"send_message","requestId":"r2","sessionId":"` + sid + `","message":"hi"}`)
+	c.Expect("immediate_response")
+	if _, end := c.Turn(); end["type"] != "eventual_response" {
+		t.Fatalf("turn ended with %v", end)
+	}
+	// The user's message; the raise with its directive; the model's words
+	// with the reply.
+	want := []string{"AppendMessages", "AppendMessages", "AppendMessages"}
+	if got := st.Take(); !slices.Equal(got, want) {
+		t.Errorf("writes of a fallback turn = %v, want %v", got, want)
+	}
+	wantRoles(t, st, conv, store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply)
+}
+
+// wantRoles checks the roles of conversation conv's history, oldest first.
+func wantRoles(t *testing.T, st store.Store, conv string, want ...store.Role) {
+	t.Helper()
+	msgs, _, err := st.Messages(context.Background(), conv, nil, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []store.Role
+	for _, m := range slices.Backward(msgs) {
+		got = append(got, m.Role)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("history = %v, want %v", got, want)
 	}
 }
