@@ -4,7 +4,7 @@ package memstore
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -129,12 +129,16 @@ func (s *Store) CreateConversation(_ context.Context, c *store.Conversation, ses
 	return nil
 }
 
+// errSessionTaken names no id: a session id is a client's handle on its
+// session, and errors end up in log lines.
+var errSessionTaken = errors.New("memstore: create session: the session id is taken")
+
 // newSessionLocked refuses a session id that is taken, as the SQL
 // stores' primary key does: by a stored session or one of also.
 func (s *Store) newSessionLocked(id string, also []*store.Session) error {
 	_, taken := s.sessions[id]
 	if taken || slices.ContainsFunc(also, func(o *store.Session) bool { return o.ID == id }) {
-		return fmt.Errorf("memstore: create session: session %s exists", id)
+		return errSessionTaken
 	}
 	return nil
 }
