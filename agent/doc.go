@@ -11,5 +11,8 @@
 // the caller acknowledges it; the turn it resumes then runs under a lease
 // in the store, every step stored with the turn's state, so a process that
 // dies leaves nothing half done: the next one (on PostgreSQL, any other)
-// takes the turn over once the lease has run out.
+// takes the turn over once the lease has run out. A model response with
+// tool calls is stored in the write of what its first call does (the park
+// a raise makes, or the call's result), and on its own before a host tool
+// runs, so the tool's call is on record first.
 package agent

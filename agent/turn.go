@@ -62,6 +62,11 @@ type Turn struct {
 	log  []*store.Message
 
 	raised *kindkit.Spec // the spec of the raise that parks, for waiting
+
+	// held is the model step whose tool calls run now, not stored yet:
+	// the first call's write takes it along (its result's, or its park's),
+	// and a host tool's call is stored on its own before the tool runs.
+	held *store.Step
 }
 
 const (
@@ -330,11 +335,19 @@ func (t *Turn) fail(err error) {
 	t.cancel()
 }
 
-// save stores a step of the turn: under its lease when it is owed (the
-// step, its state and the model position in one write), otherwise as plain
-// appends. The model's view of the history follows.
+// save stores a step of the turn, after the held model step if there is
+// one: under its lease when it is owed (the step, its state and the model
+// position in one write), otherwise as plain appends. The model's view of
+// the history follows.
 func (t *Turn) save(step store.Step) error {
 	st := t.eng.cfg.Store
+	if h := t.held; h != nil {
+		t.held = nil
+		step.Messages = append(slices.Clip(h.Messages), step.Messages...)
+		if step.ModelPos == nil {
+			step.ModelPos = h.ModelPos
+		}
+	}
 	step.Turn = t.state
 	owed, err := t.underLease(step.Done, func(l store.Lease) error { return st.SaveStep(t.ctx, l, step) })
 	if err != nil {
@@ -352,17 +365,38 @@ func (t *Turn) save(step store.Step) error {
 			}
 		}
 	}
-	if t.log != nil {
-		for _, m := range step.Messages {
-			if m.Role != store.RoleReply {
-				t.log = append(t.log, m)
-			}
-		}
-		if extra := len(t.log) - historyLimit; extra > 0 {
-			t.log = t.log[extra:]
+	t.logged(step.Messages)
+	return nil
+}
+
+// logged adds stored messages to the model's view of the history.
+func (t *Turn) logged(msgs []*store.Message) {
+	if t.log == nil {
+		return
+	}
+	for _, m := range msgs {
+		if m.Role != store.RoleReply {
+			t.log = append(t.log, m)
 		}
 	}
-	return nil
+	if extra := len(t.log) - historyLimit; extra > 0 {
+		t.log = t.log[extra:]
+	}
+}
+
+// flush stores the held model step on its own, with call, which the loop
+// took from Pending to run, still pending: a host tool's call is stored
+// before the tool runs, and a process that dies while it runs leaves the
+// call to run again.
+func (t *Turn) flush(call store.ToolCall) error {
+	if t.held == nil {
+		return nil
+	}
+	rest := t.state.Pending
+	t.state.Pending = append([]store.ToolCall{call}, rest...)
+	err := t.save(store.Step{})
+	t.state.Pending = rest
+	return err
 }
 
 // run is the agent loop: answer the pending tool calls, call the model, and
@@ -436,11 +470,9 @@ func (t *Turn) run() {
 			t.complete(step)
 			return
 		}
+		// The step is stored by the first call's write (see held).
 		t.state.Pending = resp.ToolCalls
-		if err := t.save(step); err != nil {
-			t.fail(err)
-			return
-		}
+		t.held = &step
 	}
 }
 
@@ -596,6 +628,11 @@ func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 		return t.raise(k, call)
 	}
 	if call.Name == submitToolName {
+		// It runs host code (the kind's answer hooks, an asking host
+		// tool): the call is stored first, as a host tool's.
+		if err := t.flush(call); err != nil {
+			return false, err
+		}
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		r, asker := t.submitTool(call)
 		if ht, ok := e.hostTool(asker.Name); ok {
@@ -612,13 +649,19 @@ func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 	if ht, ok := e.hostTool(call.Name); ok {
 		// A call that ran before and asked was allowed and shown then.
 		rerun := len(t.state.Asked[call.ID]) > 0
+		approved := t.state.Approved == call.ID
+		if !approved && !rerun && t.gated(call.Name) {
+			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
+		}
+		// The tool may have effects: its call is stored before it runs.
+		if err := t.flush(call); err != nil {
+			return false, err
+		}
 		switch {
-		case t.state.Approved == call.ID:
+		case approved:
 			// Approved by the person; its call chunk went out with the
 			// confirmation.
 			t.state.Approved = ""
-		case !rerun && t.gated(call.Name):
-			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
 		case !rerun:
 			t.emit(Event{Kind: EventToolCall, Call: call})
 		}
@@ -686,10 +729,11 @@ func (t *Turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
-// park stores the turn as a park (an owed turn stops being owed in the same
-// write), then has the follower show the prompt and the deferred call
-// chunk. The turn's goroutine ends; a submit, a confirmation, the deadline
-// or a drain resumes it from the store.
+// park stores the turn as a park, with the held model step that raised it
+// (an owed turn stops being owed in the same write), then has the follower
+// show the prompt and the deferred call chunk. The turn's goroutine ends; a
+// submit, a confirmation, the deadline or a drain resumes it from the
+// store.
 func (t *Turn) park(p *store.Park) (bool, error) {
 	e := t.eng
 	spec := t.raised
@@ -711,18 +755,29 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	}
 	// The newest raise wins: the store drops an older park of the
 	// conversation, and its turn lets go of its follower. An owed turn
-	// stops being owed in the same write.
+	// stops being owed in the same write. SavePark does not move the
+	// model position: a step that moves it is stored first, on its own.
+	if t.held != nil && t.held.ModelPos != nil {
+		if err := t.flush(p.ToolCall); err != nil {
+			return false, err
+		}
+	}
+	var msgs []*store.Message // the model response that raised the park
+	if t.held != nil {
+		msgs, t.held = t.held.Messages, nil
+	}
 	var replaced string
 	owed, err := t.underLease(true, func(l store.Lease) (err error) {
-		replaced, err = st.SavePark(t.ctx, p, &l)
+		replaced, err = st.SavePark(t.ctx, p, &l, msgs...)
 		return err
 	})
 	if !owed {
-		replaced, err = st.SavePark(t.ctx, p, nil)
+		replaced, err = st.SavePark(t.ctx, p, nil, msgs...)
 	}
 	if err != nil {
 		return false, err
 	}
+	t.logged(msgs)
 	e.metrics.Parked()
 	if replaced != "" {
 		e.metrics.ParkResolved(store.ParkReplaced)

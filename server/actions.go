@@ -99,24 +99,29 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		if len(supports) > 0 {
 			conv.Supports = supports
 		}
-		if err := db.CreateConversation(ctx, conv); err != nil {
-			c.internalError(f.RequestID, err, "create conversation")
-			return
-		}
-	} else if supports != nil {
-		declared := supports
-		if len(declared) == 0 {
-			declared = nil // an explicit [] clears the set
-		}
-		if err := db.SetSupports(ctx, conv.ID, declared); err != nil {
-			c.srv.log.Warn("store supports", "err", err)
-		}
 	}
 	sess := &store.Session{ID: newID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,
 		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
-	if err := db.CreateSession(ctx, sess); err != nil {
-		c.internalError(f.RequestID, err, "create session")
-		return
+	if created {
+		// A new conversation and its first session are one write.
+		if err := db.CreateConversation(ctx, conv, sess); err != nil {
+			c.internalError(f.RequestID, err, "create conversation")
+			return
+		}
+	} else {
+		if supports != nil {
+			declared := supports
+			if len(declared) == 0 {
+				declared = nil // an explicit [] clears the set
+			}
+			if err := db.SetSupports(ctx, conv.ID, declared); err != nil {
+				c.srv.log.Warn("store supports", "err", err)
+			}
+		}
+		if err := db.CreateSession(ctx, sess); err != nil {
+			c.internalError(f.RequestID, err, "create session")
+			return
+		}
 	}
 	if c.sessions == nil {
 		c.sessions = map[string]*store.Session{}

@@ -242,7 +242,12 @@ type Store interface {
 	// has (the writer's too).
 	Ping(ctx context.Context) error
 
-	CreateConversation(ctx context.Context, c *Conversation) error
+	// CreateConversation stores a new conversation and, in the same
+	// atomic write, sessions bound to it (their ConversationID is c.ID,
+	// whatever it says): a new conversation's first session costs no
+	// write of its own, and a session that cannot be stored leaves no
+	// conversation behind.
+	CreateConversation(ctx context.Context, c *Conversation, sessions ...*Session) error
 	Conversation(ctx context.Context, id string) (*Conversation, error)
 	// SetSupports replaces the declared capabilities; nil clears them.
 	SetSupports(ctx context.Context, conversationID string, supports []string) error
@@ -268,7 +273,10 @@ type Store interface {
 	// there was none), exactly once even when saves and takes race. from,
 	// when set, is the lease of the owed turn that parks again: in the same
 	// write it stops being owed (ErrLeaseLost when the lease is not held).
-	SavePark(ctx context.Context, p *Park, from *Lease) (replaced string, err error)
+	// msgs are appended to the park's conversation in the same write (the
+	// model step that raised the park): stored with the park or not at
+	// all.
+	SavePark(ctx context.Context, p *Park, from *Lease, msgs ...*Message) (replaced string, err error)
 	// PendingPark returns the conversation's pending park, or ErrNotFound.
 	PendingPark(ctx context.Context, conversationID string) (*Park, error)
 	// TakePark moves a pending park to a.State and stores a's messages,

@@ -74,9 +74,9 @@ func (t *timedStore) Ping(ctx context.Context) error {
 	return t.s.Ping(ctx)
 }
 
-func (t *timedStore) CreateConversation(ctx context.Context, c *store.Conversation) error {
+func (t *timedStore) CreateConversation(ctx context.Context, c *store.Conversation, sessions ...*store.Session) error {
 	defer t.since(opCreateConversation, time.Now())
-	return t.s.CreateConversation(ctx, c)
+	return t.s.CreateConversation(ctx, c, sessions...)
 }
 
 func (t *timedStore) Conversation(ctx context.Context, id string) (*store.Conversation, error) {
@@ -124,9 +124,9 @@ func (t *timedStore) Messages(ctx context.Context, conversationID string, roles 
 	return t.s.Messages(ctx, conversationID, roles, before, limit)
 }
 
-func (t *timedStore) SavePark(ctx context.Context, p *store.Park, from *store.Lease) (string, error) {
+func (t *timedStore) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
 	defer t.since(opSavePark, time.Now())
-	return t.s.SavePark(ctx, p, from)
+	return t.s.SavePark(ctx, p, from, msgs...)
 }
 
 func (t *timedStore) PendingPark(ctx context.Context, conversationID string) (*store.Park, error) {

@@ -4,6 +4,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -109,14 +110,49 @@ var _ store.Store = (*Store)(nil)
 // Ping always answers: the store is this process's memory.
 func (s *Store) Ping(context.Context) error { return nil }
 
-func (s *Store) CreateConversation(_ context.Context, c *store.Conversation) error {
+func (s *Store) CreateConversation(_ context.Context, c *store.Conversation, sessions ...*store.Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for i, sess := range sessions {
+		if err := s.newSessionLocked(sess.ID, sessions[:i]); err != nil {
+			return err
+		}
+	}
 	cp := *c
 	cp.Owner = store.Text(c.Owner)
 	cp.Supports = slices.Clone(c.Supports)
-	s.convs[c.ID] = &conversation{Conversation: cp, used: time.Now()}
+	conv := &conversation{Conversation: cp, used: time.Now()}
+	s.convs[c.ID] = conv
+	for _, sess := range sessions {
+		s.addSessionLocked(conv, sess)
+	}
 	return nil
+}
+
+// errSessionTaken names no id: a session id is a client's handle on its
+// session, and errors end up in log lines.
+var errSessionTaken = errors.New("memstore: create session: the session id is taken")
+
+// newSessionLocked refuses a session id that is taken, as the SQL
+// stores' primary key does: by a stored session or one of also.
+func (s *Store) newSessionLocked(id string, also []*store.Session) error {
+	_, taken := s.sessions[id]
+	if taken || slices.ContainsFunc(also, func(o *store.Session) bool { return o.ID == id }) {
+		return errSessionTaken
+	}
+	return nil
+}
+
+// addSessionLocked stores a copy of sess, bound to c.
+func (s *Store) addSessionLocked(c *conversation, sess *store.Session) {
+	cp := *sess
+	cp.ConversationID = c.ID
+	for _, f := range []*string{&cp.AgentID, &cp.AgentName, &cp.UserName, &cp.ContactEmail, &cp.ContactPhone} {
+		*f = store.Text(*f)
+	}
+	s.sessions[sess.ID] = &cp
+	c.sessions = append(c.sessions, sess.ID)
+	c.used = time.Now()
 }
 
 func (s *Store) Conversation(_ context.Context, id string) (*store.Conversation, error) {
@@ -207,13 +243,10 @@ func (s *Store) CreateSession(_ context.Context, sess *store.Session) error {
 	if !ok {
 		return store.ErrNotFound
 	}
-	cp := *sess
-	for _, f := range []*string{&cp.AgentID, &cp.AgentName, &cp.UserName, &cp.ContactEmail, &cp.ContactPhone} {
-		*f = store.Text(*f)
+	if err := s.newSessionLocked(sess.ID, nil); err != nil {
+		return err
 	}
-	s.sessions[sess.ID] = &cp
-	c.sessions = append(c.sessions, sess.ID)
-	c.used = time.Now()
+	s.addSessionLocked(c, sess)
 	return nil
 }
 
@@ -302,7 +335,7 @@ func (s *Store) Messages(_ context.Context, id string, roles []store.Role, befor
 	return out, more, nil
 }
 
-func (s *Store) SavePark(_ context.Context, p *store.Park, from *store.Lease) (string, error) {
+func (s *Store) SavePark(_ context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[p.ConversationID]
@@ -326,7 +359,7 @@ func (s *Store) SavePark(_ context.Context, p *store.Park, from *store.Lease) (s
 	cp.State, cp.Owed, cp.LeaseOwner, cp.LeaseUntil = store.ParkPending, false, "", time.Time{}
 	s.parks[p.ID] = cp
 	c.pending = p.ID
-	c.used = time.Now()
+	s.appendLocked(c, msgs)
 	return replaced, nil
 }
 

@@ -340,7 +340,9 @@ func fromJSONText[T any](s sql.NullString) ([]T, error) {
 	return v, err
 }
 
-func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation) error {
+// CreateConversation inserts the conversation and its sessions in one
+// transaction (on SQLite, one write of the group commit).
+func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation, sessions ...*store.Session) error {
 	supports, err := jsonText(c.Supports)
 	if err != nil {
 		return s.wrap("create conversation", err)
@@ -349,8 +351,18 @@ func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation) e
 	if err != nil {
 		return s.wrap("create conversation", err)
 	}
-	_, err = s.exec(ctx, `INSERT INTO conversations (id, owner, supports, model_pos, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		c.ID, store.Text(c.Owner), supports, c.ModelPos, created)
+	err = s.write(ctx, len(sessions) > 0, func(ex executor) error {
+		if _, err := ex.ExecContext(ctx, `INSERT INTO conversations (id, owner, supports, model_pos, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			c.ID, store.Text(c.Owner), supports, c.ModelPos, created); err != nil {
+			return err
+		}
+		for _, x := range sessions {
+			if err := insertSession(ctx, ex, c.ID, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return s.wrap("create conversation", err)
 	}
@@ -498,13 +510,19 @@ func (s *Store) update(ctx context.Context, what, query string, args ...any) err
 const sessionCols = `conversation_id, agent_id, agent_name, user_name, contact_email, contact_phone, user_participant_id, agent_participant_id`
 
 func (s *Store) CreateSession(ctx context.Context, x *store.Session) error {
-	_, err := s.exec(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		x.ID, x.ConversationID, store.Text(x.AgentID), store.Text(x.AgentName), store.Text(x.UserName), store.Text(x.ContactEmail), store.Text(x.ContactPhone),
-		x.UserParticipantID, x.AgentParticipantID)
+	err := s.write(ctx, false, func(ex executor) error { return insertSession(ctx, ex, x.ConversationID, x) })
 	if err != nil {
 		return s.wrap("create session", err)
 	}
 	return nil
+}
+
+// insertSession inserts x as a session of conversation conv.
+func insertSession(ctx context.Context, ex executor, conv string, x *store.Session) error {
+	_, err := ex.ExecContext(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		x.ID, conv, store.Text(x.AgentID), store.Text(x.AgentName), store.Text(x.UserName), store.Text(x.ContactEmail), store.Text(x.ContactPhone),
+		x.UserParticipantID, x.AgentParticipantID)
+	return err
 }
 
 func (s *Store) Session(ctx context.Context, id string) (*store.Session, error) {
@@ -664,9 +682,10 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 
 const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome`
 
-// SavePark stores p as its conversation's pending park. A park that was
-// pending before becomes ParkReplaced: a conversation has one pending park.
-func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease) (string, error) {
+// SavePark stores p as its conversation's pending park, and msgs with it,
+// in one transaction. A park that was pending before becomes ParkReplaced:
+// a conversation has one pending park.
+func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
 	var spec any
 	if p.Spec != nil {
 		spec = string(p.Spec)
@@ -713,7 +732,10 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease) 
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL)`,
 			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(turn), created)
-		return err
+		if err != nil {
+			return err
+		}
+		return s.insertAll(ctx, tx, p.ConversationID, msgs)
 	})
 	if errors.Is(err, store.ErrLeaseLost) {
 		return "", err

@@ -27,17 +27,15 @@ func Bench(b *testing.B, s store.Store) {
 var cycleSpec = json.RawMessage(`{"question":"Which plan?","options":[{"id":"basic","label":"Basic"},{"id":"pro","label":"Pro"}]}`)
 
 // Cycle does, under ids prefixed with id, what the server does in one
-// interaction cycle: create a conversation and a session, append the user's
-// message, park the turn, look the park up (the submit), take it with its
-// tool result, and store the model's answer and the reply as the turn's
-// last step.
+// interaction cycle, in its five writes: create a conversation with its
+// session, append the user's message, park the turn with the model step
+// that raised it, look the park up (the submit), take it with its tool
+// result, and store the model's answer and the reply as the turn's last
+// step.
 func Cycle(ctx context.Context, s store.Store, id string) error {
 	now := time.Now()
-	if err := s.CreateConversation(ctx, &store.Conversation{ID: id, CreatedAt: now}); err != nil {
-		return err
-	}
-	if err := s.CreateSession(ctx, &store.Session{ID: id + "-s", ConversationID: id, AgentID: "agent", AgentName: "Agent",
-		UserParticipantID: id + "-up", AgentParticipantID: id + "-ap"}); err != nil {
+	if err := s.CreateConversation(ctx, &store.Conversation{ID: id, CreatedAt: now}, &store.Session{ID: id + "-s", ConversationID: id,
+		AgentID: "agent", AgentName: "Agent", UserParticipantID: id + "-up", AgentParticipantID: id + "-ap"}); err != nil {
 		return err
 	}
 	if err := s.AppendMessages(ctx, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
@@ -45,13 +43,10 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 		return err
 	}
 	call := store.ToolCall{ID: id + "-call", Name: "raise_choices", Arguments: string(cycleSpec)}
-	if err := s.AppendMessages(ctx, &store.Message{ID: id + "-m2", ConversationID: id, Role: store.RoleAssistant,
-		ToolCalls: []store.ToolCall{call}, CreatedAt: now}); err != nil {
-		return err
-	}
 	if _, err := s.SavePark(ctx, &store.Park{ID: id + "-p", Type: store.ParkInteraction, ConversationID: id, SessionID: id + "-s",
 		Kind: "choices", Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(10 * time.Minute),
-		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}, nil); err != nil {
+		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}, nil,
+		&store.Message{ID: id + "-m2", ConversationID: id, Role: store.RoleAssistant, ToolCalls: []store.ToolCall{call}, CreatedAt: now}); err != nil {
 		return err
 	}
 	p, err := s.PendingPark(ctx, id)
@@ -110,6 +105,10 @@ func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
 		{"create_conversation", nil, func(s store.Store, i int) error {
 			return s.CreateConversation(ctx, &store.Conversation{ID: "c" + strconv.Itoa(i), CreatedAt: now})
 		}},
+		{"create_conversation_with_session", nil, func(s store.Store, i int) error {
+			c := "c" + strconv.Itoa(i)
+			return s.CreateConversation(ctx, &store.Conversation{ID: c, CreatedAt: now}, &store.Session{ID: c + "-s", ConversationID: c, AgentID: "agent"})
+		}},
 		{"create_session", func(b *testing.B, s store.Store) { conv(b, s, "c", false) }, func(s store.Store, i int) error {
 			return s.CreateSession(ctx, &store.Session{ID: "s" + strconv.Itoa(i), ConversationID: "c", AgentID: "agent"})
 		}},
@@ -122,6 +121,16 @@ func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
 			}
 		}, func(s store.Store, i int) error {
 			_, err := s.SavePark(ctx, park("c"+strconv.Itoa(i)), nil)
+			return err
+		}},
+		{"save_park_with_message", func(b *testing.B, s store.Store) {
+			for i := range b.N {
+				conv(b, s, "c"+strconv.Itoa(i), false)
+			}
+		}, func(s store.Store, i int) error {
+			c := "c" + strconv.Itoa(i)
+			_, err := s.SavePark(ctx, park(c), nil, &store.Message{ID: c + "-a", ConversationID: c, Role: store.RoleAssistant,
+				ToolCalls: []store.ToolCall{call}, CreatedAt: now})
 			return err
 		}},
 		{"pending_park", func(b *testing.B, s store.Store) { conv(b, s, "c", true) }, func(s store.Store, i int) error {

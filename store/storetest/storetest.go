@@ -41,11 +41,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Conversations", testConversations},
 		{"ListConversations", testListConversations},
 		{"Sessions", testSessions},
+		{"ConversationWithSessions", testConversationWithSessions},
 		{"MessagesRoundTrip", testMessagesRoundTrip},
 		{"MessagesPaging", testMessagesPaging},
 		{"MessagesErrors", testMessagesErrors},
 		{"ParkRoundTrip", testParkRoundTrip},
 		{"ParkReplaced", testParkReplaced},
+		{"ParkWithMessages", testParkWithMessages},
 		{"TakeParkOnce", testTakeParkOnce},
 		{"ExpiredParks", testExpiredParks},
 		{"TakeStoresAnswer", testTakeStoresAnswer},
@@ -188,6 +190,53 @@ func testSessions(t *testing.T, s store.Store) {
 		t.Errorf("after SetContact() with nothing (-want +got):\n%s", d)
 	}
 	wantNotFound(t, "SetContact(nope)", s.SetContact(ctx, "nope", "x", "", ""))
+}
+
+// testConversationWithSessions: a conversation and its first sessions are
+// one write. The sessions are bound to it whatever they say, and a session
+// that cannot be stored leaves no conversation behind.
+func testConversationWithSessions(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	conv := &store.Conversation{ID: "c1", Owner: "ann", Supports: []string{"choices"}, ModelPos: 2, CreatedAt: at(0)}
+	first := &store.Session{ID: "s1", ConversationID: "c1", AgentID: "agent", AgentName: "Agent", UserName: "Ann",
+		ContactEmail: "ann@example.com", UserParticipantID: "up1", AgentParticipantID: "ap1"}
+	second := &store.Session{ID: "s2", ConversationID: "elsewhere", AgentID: "agent", UserParticipantID: "up2", AgentParticipantID: "ap2"}
+	must(t, s.CreateConversation(ctx, conv, first, second))
+	got, err := s.Conversation(ctx, "c1")
+	must(t, err)
+	if d := cmp.Diff(conv, got, opts); d != "" {
+		t.Errorf("Conversation (-want +got):\n%s", d)
+	}
+	for _, want := range []*store.Session{first, second} {
+		got, err := s.Session(ctx, want.ID)
+		must(t, err)
+		bound := *want
+		bound.ConversationID = "c1"
+		if d := cmp.Diff(&bound, got); d != "" {
+			t.Errorf("Session(%s) (-want +got):\n%s", want.ID, d)
+		}
+	}
+
+	// A session id that is taken, by a stored session or by another of
+	// the same call, fails the whole write.
+	for _, tc := range []struct {
+		conv     string
+		sessions []*store.Session
+	}{
+		{"c2", []*store.Session{{ID: "s3", ConversationID: "c2"}, {ID: "s1", ConversationID: "c2"}}},
+		{"c3", []*store.Session{{ID: "s4", ConversationID: "c3"}, {ID: "s4", ConversationID: "c3"}}},
+	} {
+		if err := s.CreateConversation(ctx, &store.Conversation{ID: tc.conv, CreatedAt: at(1)}, tc.sessions...); err == nil {
+			t.Errorf("CreateConversation(%s) with a taken session id: no error", tc.conv)
+		}
+		_, err := s.Conversation(ctx, tc.conv)
+		wantNotFound(t, "Conversation("+tc.conv+") after a failed create", err)
+		_, err = s.Session(ctx, tc.sessions[0].ID)
+		wantNotFound(t, "Session("+tc.sessions[0].ID+") after a failed create", err)
+	}
+	if got, err := s.Session(ctx, "s1"); err != nil || got.ConversationID != "c1" {
+		t.Errorf("Session(s1) after a failed create = %+v, %v; want c1's, as it was", got, err)
+	}
 }
 
 func testListConversations(t *testing.T, s store.Store) {
@@ -511,6 +560,67 @@ func testParkReplaced(t *testing.T, s store.Store) {
 	}
 	if _, ok, err := s.TakePark(ctx, "new", store.Answer{State: store.ParkResolved}); err != nil || !ok {
 		t.Errorf("TakePark(new) = ok %v, err %v; want true, nil", ok, err)
+	}
+}
+
+// testParkWithMessages: the messages SavePark is given (the model step
+// that raised the park) are stored in the park's write, in its
+// conversation, or not at all.
+func testParkWithMessages(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	p := newPark("c1", "p1", at(600))
+	step := &store.Message{ID: "m-raise", ConversationID: "c1", Role: store.RoleAssistant, Text: "Let me ask.",
+		ToolCalls: []store.ToolCall{p.ToolCall}, CreatedAt: at(-3600)}
+	if _, err := s.SavePark(ctx, p, nil, step); err != nil {
+		t.Fatalf("SavePark with a message: %v", err)
+	}
+	if got, err := s.PendingPark(ctx, "c1"); err != nil || got.ID != "p1" {
+		t.Errorf("PendingPark = %v, %v; want p1", got, err)
+	}
+	msgs, _, err := s.Messages(ctx, "c1", nil, "", 10)
+	must(t, err)
+	if d := cmp.Diff([]*store.Message{step}, msgs, opts); d != "" {
+		t.Errorf("history after SavePark (-want +got):\n%s", d)
+	}
+
+	// A park whose conversation is missing stores nothing, not even
+	// messages that name another conversation.
+	lost := &store.Message{ID: "m-lost", ConversationID: "c1", Role: store.RoleAssistant, ToolCalls: []store.ToolCall{p.ToolCall}, CreatedAt: at(0)}
+	_, err = s.SavePark(ctx, newPark("nope", "p0", at(600)), nil, lost)
+	wantNotFound(t, "SavePark(unknown conversation) with a message", err)
+	if got := roles(t, s, "c1"); !slices.Equal(got, []store.Role{store.RoleAssistant}) {
+		t.Errorf("history after a refused save = %v, want the one raise", got)
+	}
+
+	// An owed turn that parks again: its step goes with the park under
+	// the lease, and with a lease not held nothing is stored.
+	newConv(t, s, "c2")
+	savePark(t, s, newPark("c2", "q1", at(600)))
+	l := store.Lease{ParkID: "q1", Owner: "A", Until: at(10)}
+	if _, ok, err := s.TakePark(ctx, "q1", store.Answer{State: store.ParkResolved, Lease: &l,
+		Messages: []*store.Message{toolResult(newPark("c2", "q1", at(600)), `{"status":"submitted"}`)}}); err != nil || !ok {
+		t.Fatalf("TakePark(q1) = %v, %v", ok, err)
+	}
+	again := newPark("c2", "q2", at(600))
+	raise := &store.Message{ID: "m-again", ConversationID: "c2", Role: store.RoleAssistant, ToolCalls: []store.ToolCall{again.ToolCall}, CreatedAt: at(2)}
+	if _, err := s.SavePark(ctx, again, &store.Lease{ParkID: "q1", Owner: "B"}, raise); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("SavePark from a lease not held = %v, want ErrLeaseLost", err)
+	}
+	if got := roles(t, s, "c2"); !slices.Equal(got, []store.Role{store.RoleTool}) {
+		t.Errorf("history after a save with a lost lease = %v, want only the answer", got)
+	}
+	if _, err := s.PendingPark(ctx, "c2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PendingPark after a refused save = %v, want none", err)
+	}
+	if _, err := s.SavePark(ctx, again, &l, raise); err != nil {
+		t.Fatalf("SavePark from the held lease with a message: %v", err)
+	}
+	if got := roles(t, s, "c2"); !slices.Equal(got, []store.Role{store.RoleTool, store.RoleAssistant}) {
+		t.Errorf("history after parking again = %v, want the answer, then the raise", got)
+	}
+	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
+		t.Errorf("OwedTurns after parking again = %v, %v; want none", ids(owed), err)
 	}
 }
 

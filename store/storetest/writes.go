@@ -1,0 +1,89 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/kindkit/kindkit/store"
+)
+
+// Writes is a store.Store that notes the name of each write method called
+// on it, for tests that count the writes of a protocol action: on SQLite
+// each is a commit of its own, what a cycle pays most for. It hides a
+// store.Shared's Notifier: wrap a store of one process.
+type Writes struct {
+	store.Store
+	mu    sync.Mutex
+	names []string
+}
+
+func (w *Writes) note(name string) {
+	w.mu.Lock()
+	w.names = append(w.names, name)
+	w.mu.Unlock()
+}
+
+// Take returns the writes noted since the last Take, oldest first.
+func (w *Writes) Take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.names
+	w.names = nil
+	return out
+}
+
+func (w *Writes) CreateConversation(ctx context.Context, c *store.Conversation, sessions ...*store.Session) error {
+	w.note("CreateConversation")
+	return w.Store.CreateConversation(ctx, c, sessions...)
+}
+
+func (w *Writes) SetSupports(ctx context.Context, id string, supports []string) error {
+	w.note("SetSupports")
+	return w.Store.SetSupports(ctx, id, supports)
+}
+
+func (w *Writes) SetModelPos(ctx context.Context, id string, pos int) error {
+	w.note("SetModelPos")
+	return w.Store.SetModelPos(ctx, id, pos)
+}
+
+func (w *Writes) CreateSession(ctx context.Context, s *store.Session) error {
+	w.note("CreateSession")
+	return w.Store.CreateSession(ctx, s)
+}
+
+func (w *Writes) SetContact(ctx context.Context, id, name, email, phone string) error {
+	w.note("SetContact")
+	return w.Store.SetContact(ctx, id, name, email, phone)
+}
+
+func (w *Writes) AppendMessages(ctx context.Context, msgs ...*store.Message) error {
+	w.note("AppendMessages")
+	return w.Store.AppendMessages(ctx, msgs...)
+}
+
+func (w *Writes) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
+	w.note("SavePark")
+	return w.Store.SavePark(ctx, p, from, msgs...)
+}
+
+func (w *Writes) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
+	w.note("TakePark")
+	return w.Store.TakePark(ctx, id, a)
+}
+
+func (w *Writes) SaveStep(ctx context.Context, l store.Lease, s store.Step) error {
+	w.note("SaveStep")
+	return w.Store.SaveStep(ctx, l, s)
+}
+
+func (w *Writes) RenewLease(ctx context.Context, l store.Lease) error {
+	w.note("RenewLease")
+	return w.Store.RenewLease(ctx, l)
+}
+
+func (w *Writes) ClaimTurn(ctx context.Context, l store.Lease, now time.Time) (*store.Park, bool, error) {
+	w.note("ClaimTurn")
+	return w.Store.ClaimTurn(ctx, l, now)
+}
