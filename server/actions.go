@@ -157,13 +157,9 @@ func (c *conn) findConversation(ctx context.Context, id string) (*store.Conversa
 	return nil, err
 }
 
-func sessionData(s *store.Session) object {
-	d := object{"sessionId": s.ID, "conversationId": s.ConversationID, "agentName": s.AgentName,
-		"userParticipantId": s.UserParticipantID, "agentParticipantId": s.AgentParticipantID}
-	if s.AgentID != "" {
-		d["agentId"] = s.AgentID
-	}
-	return d
+func sessionData(s *store.Session) sessionPayload {
+	return sessionPayload{AgentID: s.AgentID, AgentName: s.AgentName, AgentParticipantID: s.AgentParticipantID,
+		ConversationID: s.ConversationID, SessionID: s.ID, UserParticipantID: s.UserParticipantID}
 }
 
 // session loads a session; ok is false when it does not exist or its
@@ -346,7 +342,7 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 		return true
 	}
 	if f.Declined {
-		return c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "declined": true}, "Interaction declined",
+		return c.resolve(ctx, f, sess, p, submitAck{Declined: true, InteractionID: p.ID, SessionID: sess.ID}, "Interaction declined",
 			agent.Result{Text: kindkit.Declined().JSON()}, nil, held)
 	}
 	if f.Values == nil {
@@ -372,7 +368,7 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))
 		return true
 	}
-	return c.resolve(ctx, f, sess, p, object{"sessionId": sess.ID, "interactionId": p.ID, "kind": p.Kind, "values": values}, "Interaction submitted",
+	return c.resolve(ctx, f, sess, p, submitAck{InteractionID: p.ID, Kind: p.Kind, SessionID: sess.ID, Values: values}, "Interaction submitted",
 		agent.Result{Text: kindkit.Submitted(values).JSON()},
 		func() { s.engine.Answered(ctx, sess, p.Kind, values) }, held)
 }
@@ -395,7 +391,7 @@ func (c *conn) busyWithOther(parkID string) bool {
 // of the resumed stream and an acknowledged answer is never lost. When p
 // was not pending any more, a held park's resolve sends nothing and
 // returns false (submitTo).
-func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack object, message string, r agent.Result, effect func(), held bool) bool {
+func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack submitAck, message string, r agent.Result, effect func(), held bool) bool {
 	ok, err := c.srv.engine.Resolve(ctx, c, sess, p, r, func() {
 		c.send(immediate(f.RequestID, 200, message, ack))
 		if effect != nil {

@@ -12,13 +12,12 @@ var benchSpec = json.RawMessage(`{"questions":[{"question":"Which plan are you c
 	`{"label":"Team","description":"Up to 20 seats"},{"label":"Enterprise"}]},{"question":"What should the answer cover?","header":"Topics",` +
 	`"options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"multiSelect":true}]}`)
 
-// BenchmarkEncodeEvent encodes a cycle's card and its ack: each frame a
-// socket is sent is encoded once for it and once for the fan-out.
+// BenchmarkEncodeEvent encodes a cycle's card and its ack.
 func BenchmarkEncodeEvent(b *testing.B) {
 	card := nested("interaction_required", "r-1", interactionPayload{InteractionID: "6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11", Kind: "choices",
 		Reason: "to tailor the answer to you", Spec: benchSpec})
-	ack := immediate("r-1", 200, "Interaction submitted", object{"sessionId": "s", "interactionId": "i", "kind": "choices",
-		"values": json.RawMessage(`{"answers":[{"header":"Plan","options":["Team"]}]}`)})
+	ack := immediate("r-1", 200, "Interaction submitted", submitAck{SessionID: "s", InteractionID: "i", Kind: "choices",
+		Values: json.RawMessage(`{"answers":[{"header":"Plan","options":["Team"]}]}`)})
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, ev := range []*event{&card, &ack} {
@@ -85,5 +84,39 @@ func TestEncodeAsV1(t *testing.T) {
 	var g, w any
 	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
 		t.Errorf("invalid UTF-8:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestPayloadsAsMaps: the typed acks are written as the maps they replace
+// were, byte for byte.
+func TestPayloadsAsMaps(t *testing.T) {
+	values := json.RawMessage(`{"answers":[{"header":"Plan","options":["Team"]}]}`)
+	for name, tc := range map[string]struct {
+		typed any
+		was   object
+	}{
+		"session": {sessionPayload{AgentID: "a", AgentName: "kindkit", AgentParticipantID: "ap", ConversationID: "c", SessionID: "s", UserParticipantID: "up"},
+			object{"sessionId": "s", "conversationId": "c", "agentName": "kindkit", "userParticipantId": "up", "agentParticipantId": "ap", "agentId": "a"}},
+		"session without agent": {sessionPayload{AgentName: "", AgentParticipantID: "ap", ConversationID: "c", SessionID: "s", UserParticipantID: "up"},
+			object{"sessionId": "s", "conversationId": "c", "agentName": "", "userParticipantId": "up", "agentParticipantId": "ap"}},
+		"submitted": {submitAck{InteractionID: "i", Kind: "choices", SessionID: "s", Values: values},
+			object{"sessionId": "s", "interactionId": "i", "kind": "choices", "values": values}},
+		"declined": {submitAck{Declined: true, InteractionID: "i", SessionID: "s"},
+			object{"sessionId": "s", "interactionId": "i", "declined": true}},
+	} {
+		typed := immediate("r", 200, "ok", tc.typed)
+		got, err := typed.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		was := immediate("r", 200, "ok", tc.was)
+		was.Timestamp = typed.Timestamp
+		want, err := was.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
 	}
 }
