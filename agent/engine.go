@@ -375,6 +375,21 @@ func (e *Engine) claimParked(id string) {
 // that shows it here lets go of it.
 func (e *Engine) ReleasePark(id string) { e.claimParked(id) }
 
+// CapabilitiesChanged is told that conversation conv's capabilities were
+// declared anew (Store.SetSupports): a turn of it parked here reads the
+// conversation again when it resumes, rather than go on with the one it
+// kept. The server tells it of every change, its own and, through the
+// fan-out, other processes'.
+func (e *Engine) CapabilitiesChanged(conv string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, t := range e.parked {
+		if t.session.ConversationID == conv {
+			t.conv = nil
+		}
+	}
+}
+
 func (e *Engine) observe(conv string, f Follower, evs ...Event) {
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.TurnEvent(conv, f, evs...)

@@ -356,15 +356,20 @@ func TestEngineAfterShutdown(t *testing.T) {
 	}
 }
 
-// historyReads counts the store's history reads.
+// historyReads counts the store's reads of a conversation and its history.
 type historyReads struct {
 	store.Store
-	n atomic.Int32
+	n, convs atomic.Int32
 }
 
 func (h *historyReads) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
 	h.n.Add(1)
 	return h.Store.Messages(ctx, id, roles, before, limit)
+}
+
+func (h *historyReads) Conversation(ctx context.Context, id string) (*store.Conversation, error) {
+	h.convs.Add(1)
+	return h.Store.Conversation(ctx, id)
 }
 
 // seenHistory wraps a model and records the roles of the history of
@@ -387,15 +392,18 @@ func (s *seenHistory) Respond(ctx context.Context, req agent.ModelRequest, onTex
 }
 
 // TestEngineResumeKeepsHistory: a turn resumed in the process it parked in
-// goes on from the history it held, with the answer, and does not read it
-// again; one that held too long a history reads it, and sees the same.
+// goes on from the conversation and history it held, with the answer, and
+// does not read them again; one that held too long a history reads it,
+// and sees the same; capabilities declared anew are read again.
 func TestEngineResumeKeepsHistory(t *testing.T) {
 	for name, tc := range map[string]struct {
-		message string
-		reads   int32
+		message      string
+		declared     bool
+		reads, convs int32
 	}{
-		"short": {"hello", 1},
-		"long":  {strings.Repeat("x", 20<<10), 2},
+		"short":         {"hello", false, 1, 1},
+		"long":          {strings.Repeat("x", 20<<10), false, 2, 1},
+		"declared anew": {"hello", true, 1, 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := &historyReads{Store: memstore.New()}
@@ -409,6 +417,9 @@ func TestEngineResumeKeepsHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tc.declared {
+				e.CapabilitiesChanged("c1")
+			}
 			if ok, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
 				t.Fatalf("Resolve = %v, %v", ok, err)
 			}
@@ -416,6 +427,9 @@ func TestEngineResumeKeepsHistory(t *testing.T) {
 			e.Wait()
 			if got := st.n.Load(); got != tc.reads {
 				t.Errorf("history read %d times, want %d", got, tc.reads)
+			}
+			if got := st.convs.Load(); got != tc.convs {
+				t.Errorf("conversation read %d times, want %d", got, tc.convs)
 			}
 			want := [][]store.Role{{store.RoleUser}, {store.RoleUser, store.RoleAssistant, store.RoleTool}}
 			if !slices.EqualFunc(m.calls, want, slices.Equal) {

@@ -116,6 +116,9 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 			}
 			if err := db.SetSupports(ctx, conv.ID, declared); err != nil {
 				c.srv.log.Warn("store supports", "err", err)
+			} else {
+				c.srv.engine.CapabilitiesChanged(conv.ID)
+				c.srv.hub.CapabilitiesChanged(conv.ID)
 			}
 		}
 		if err := db.CreateSession(ctx, sess); err != nil {

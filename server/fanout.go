@@ -91,6 +91,7 @@ type note struct {
 	Chunk        json.RawMessage `json:"x,omitempty"` // a prompt's call chunk, which follows it
 	Taken        string          `json:"p,omitempty"` // a park taken by the origin
 	Probe        string          `json:"q,omitempty"` // a note the origin waits to hear itself
+	Declared     bool            `json:"d,omitempty"` // the conversation's capabilities were declared anew
 
 	// The turn's events, for Frame and Chunk: encoded only when someone
 	// is to hear them (encodeFrames), which is seldom without a bus.
@@ -218,7 +219,7 @@ func (h *hub) publish(ctx context.Context) {
 }
 
 func (n *note) isToken() bool {
-	return n.Kind == agent.EventText && n.Frame == nil && n.Taken == "" && n.Probe == ""
+	return n.Kind == agent.EventText && n.Frame == nil && n.Taken == "" && n.Probe == "" && !n.Declared
 }
 
 func (h *hub) send(n note) {
@@ -261,6 +262,9 @@ func (h *hub) receive(data []byte) {
 		return
 	case n.Taken != "":
 		h.srv.engine.ReleasePark(n.Taken)
+		return
+	case n.Declared:
+		h.srv.engine.CapabilitiesChanged(n.Conversation)
 		return
 	}
 	h.deliver(n.Conversation, nil, n)
@@ -314,6 +318,12 @@ func (h *hub) TurnEvent(conv string, f agent.Follower, evs ...agent.Event) {
 	}
 	h.deliver(conv, f, n)
 	h.send(n)
+}
+
+// CapabilitiesChanged tells the other processes that conversation conv's
+// capabilities were declared anew here.
+func (h *hub) CapabilitiesChanged(conv string) {
+	h.send(note{Conversation: conv, Declared: true})
 }
 
 // ParkTaken tells the other processes that a park was taken here.

@@ -447,3 +447,37 @@ func TestSubmitHeldPark(t *testing.T) {
 		t.Errorf("submit to the replaced card: %v, want INTERACTION_MISMATCH", ev)
 	}
 }
+
+// Capabilities declared anew while a card waits (here by the card's own
+// socket, whose turn is parked, so the card is not shown again) reach the
+// resumed turn: its next card goes the conversational way.
+func TestCapabilitiesDeclaredWhileParked(t *testing.T) {
+	script, _ := agent.NewScripted([]agent.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
+		{Kind: "text", Text: "done"},
+	})
+	_, url := startServer(t, server.Config{Model: script})
+	c := dial(t, url)
+	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
+	ack := c.Expect("immediate_response")[0]
+	sid, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	iid := path(c.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	c.Send(`{"action":"create_conversation_session","requestId":"r2","agentId":"a","conversationId":"` + conv + `","supports":[]}`)
+	c.Expect("immediate_response")
+	c.Send(`{"action":"submit_interaction","requestId":"S","sessionId":"` + sid + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	c.Expect("immediate_response")
+	fallback := false
+	for ev := c.Next(); ev["type"] != "eventual_response"; ev = c.Next() {
+		if ev["type"] == "interaction_required" {
+			t.Fatalf("the resumed turn raised a card the conversation no longer declares: %v", ev)
+		}
+		if r, _ := path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); strings.Contains(r, `"mode":"conversational"`) {
+			fallback = true
+		}
+	}
+	if !fallback {
+		t.Error("the second raise did not go the conversational way")
+	}
+}
