@@ -355,8 +355,8 @@ func (h *hub) deliver(conv string, f agent.Follower, n note) {
 			} else if err := n.encodeFrames(); err != nil {
 				h.srv.log.Error("fan-out: encode event", "err", err)
 				return
-			} else {
-				frame = n.Frame
+			} else if frame = n.Frame; frame == nil {
+				return // a note from elsewhere with neither a token nor a frame
 			}
 		}
 		if !w.open {
@@ -436,7 +436,7 @@ func (tp *topic) keep(n note) {
 		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: []byte(n.Token)})
 	case n.Frame != nil:
 		tp.live = append(tp.live, said{requestID: n.RequestID, frame: n.Frame})
-	default:
+	case len(n.events) > 0:
 		ev := n.events[0]
 		tp.live = append(tp.live, said{requestID: n.RequestID, ev: &ev})
 	}

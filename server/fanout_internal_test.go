@@ -33,7 +33,7 @@ func FuzzNotes(f *testing.F) {
 		`{"o":"x","c":"c1","k":0,"r":"T","t":"hi"}`,
 		`{"o":"x","c":"c1","k":4,"r":"T","f":{"type":"eventual_response"}}`,
 		`{"o":"x","c":"c1","k":3,"r":"T","a":"p1","f":{"type":"interaction_required"},"x":{"type":"stream_chunk"}}`,
-		`{"o":"x","c":"c1","p":"p1"}`, `{"o":"x","c":"c1","d":true}`, `{"o":"x","c":"-","q":"probe"}`, `{}`, `null`, `[]`, `{"c":5}`, `{"o":"x","c":"c1","f":[1,2]}`,
+		`{"o":"x","c":"c1","p":"p1"}`, `{"o":"x","c":"c1","d":true}`, `{"o":"x","c":"c1","k":4,"r":"T"}`, `{"o":"x","c":"c1","k":1}`, `{"o":"x","c":"-","q":"probe"}`, `{}`, `null`, `[]`, `{"c":5}`, `{"o":"x","c":"c1","f":[1,2]}`,
 	} {
 		f.Add([]byte(s))
 	}
