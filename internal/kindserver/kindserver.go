@@ -223,6 +223,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	metrics.WatchConnections(srv.Connections)
+	// Served before it hears the other processes that share its store, a
+	// process would show its sockets a turn that runs elsewhere without
+	// its events (TestTwoProcessesOnePostgres failed so in CI once).
+	rctx, cancel := context.WithTimeout(ctx, fanOutWait)
+	if err := srv.FanOutReady(rctx); err != nil {
+		log.Warn("fan-out: not hearing the other processes yet; serving anyway", "err", err)
+	}
+	cancel()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		srv.Close()
@@ -283,6 +291,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log.Info("stopped")
 	return 0
 }
+
+// fanOutWait bounds the wait at start for the fan-out to hear this
+// process's own notes (a shared store's bus down must not keep it from
+// serving).
+const fanOutWait = 10 * time.Second
 
 // debugMux serves the -debug-addr listener. It is apart from the main one,
 // which may face the internet, since neither handler asks who is calling.
