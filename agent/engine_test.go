@@ -208,6 +208,21 @@ func history(t *testing.T, st store.Store) []store.Role {
 	return out
 }
 
+// parkOne starts a turn of conversation c1 with message on e, which
+// raises a card, and returns its session, its follower and the park.
+func parkOne(t *testing.T, e *agent.Engine, st store.Store, message string) (*store.Session, *follower, *store.Park) {
+	t.Helper()
+	sess := conversation(t, st, "", "choice_chips")
+	f := newFollower()
+	f.start(e, sess, message)
+	f.next(t, agent.EventPrompt)
+	p, err := st.PendingPark(context.Background(), "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess, f, p
+}
+
 var wantHistory = []store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply}
 
 const picked = `{"answers":[{"header":"Plan","options":["Pro"]}]}`
@@ -284,14 +299,7 @@ func TestEngineTakeover(t *testing.T) {
 			dead := &blocking{released: make(chan struct{})}
 			a := engine(t, st, dead, clock)
 			t.Cleanup(dead.release) // before a's shutdown, even when the test fails
-			sess := conversation(t, st, "", "choice_chips")
-			f := newFollower()
-			f.start(a, sess, "hello")
-			f.next(t, agent.EventPrompt)
-			p, err := st.PendingPark(context.Background(), "c1")
-			if err != nil {
-				t.Fatal(err)
-			}
+			sess, f, p := parkOne(t, a, st, "hello")
 			if ok, err := a.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
 				t.Fatalf("Resolve = %v, %v", ok, err)
 			}
@@ -325,14 +333,7 @@ func TestEngineAfterShutdown(t *testing.T) {
 			st := open(t)
 			clock := clockwork.NewFakeClock()
 			a := engine(t, st, script(t, "Pro it is."), clock)
-			sess := conversation(t, st, "", "choice_chips")
-			f := newFollower()
-			f.start(a, sess, "hello")
-			f.next(t, agent.EventPrompt)
-			p, err := st.PendingPark(context.Background(), "c1")
-			if err != nil {
-				t.Fatal(err)
-			}
+			sess, f, p := parkOne(t, a, st, "hello")
 			if err := a.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -409,14 +410,7 @@ func TestEngineResumeKeepsHistory(t *testing.T) {
 			st := &historyReads{Store: memstore.New()}
 			m := &seenHistory{Model: script(t, "Pro it is.")}
 			e := engine(t, st, m, clockwork.NewFakeClock())
-			sess := conversation(t, st, "", "choice_chips")
-			f := newFollower()
-			f.start(e, sess, tc.message)
-			f.next(t, agent.EventPrompt)
-			p, err := st.PendingPark(context.Background(), "c1")
-			if err != nil {
-				t.Fatal(err)
-			}
+			sess, f, p := parkOne(t, e, st, tc.message)
 			if tc.declared {
 				e.CapabilitiesChanged("c1")
 			}

@@ -37,15 +37,7 @@ func FuzzNotes(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	catalog, err := kindkit.NewCatalog()
-	if err != nil {
-		f.Fatal(err)
-	}
-	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: agent.Demo{}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(srv.Close)
+	srv := quietServer(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		srv.hub.receive(data)
 	})
@@ -57,15 +49,7 @@ func FuzzNotes(f *testing.F) {
 // shows it that card, the catch-up of the run that parked is left out:
 // the card is what is left of that run.
 func TestCatchUpOfAParkedRun(t *testing.T) {
-	catalog, err := kindkit.NewCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: agent.Demo{}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := quietServer(t)
 	h := srv.hub
 	for _, shown := range []bool{true, false} {
 		c, conv := &conn{srv: srv, wake: make(chan struct{}, 1)}, fmt.Sprint("c-", shown)
@@ -89,15 +73,7 @@ func TestCatchUpOfAParkedRun(t *testing.T) {
 // Without other processes the hub encodes a turn's events only for who
 // hears them: a watcher here, or one that joins mid-turn and catches up.
 func TestFramesForLateWatchers(t *testing.T) {
-	catalog, err := kindkit.NewCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: agent.Demo{}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := quietServer(t)
 	h := srv.hub
 	call := agent.Event{Kind: agent.EventToolCall, RequestID: "T", Call: store.ToolCall{ID: "c1", Name: "lookup", Arguments: `{"q":"x"}`}}
 	sent := func(c *conn) []map[string]any {
@@ -128,4 +104,20 @@ func TestFramesForLateWatchers(t *testing.T) {
 			t.Errorf("%s: %v, want the call's chunk and the token", name, evs)
 		}
 	}
+}
+
+// quietServer is a server with no kinds on a memory store that logs
+// nothing, closed when the test ends.
+func quietServer(t testing.TB) *Server {
+	t.Helper()
+	catalog, err := kindkit.NewCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: agent.Demo{}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
 }
