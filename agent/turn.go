@@ -55,9 +55,9 @@ type Turn struct {
 	toolFailed bool       // the running tool call's result is an error
 	outcome    string     // how the run ended: OutcomeReply, OutcomeFailed, "parked"; "" when stopped
 
-	// Read from the store once per run of the turn, then kept up to date
-	// by the turn itself: the conversation (capabilities are read at the
-	// start of a turn) and the model's view of its history.
+	// Read from the store when a run needs them, then kept up to date by
+	// the turn itself (and kept across a park, see inherit): the
+	// conversation and the model's view of its history.
 	conv *store.Conversation
 	log  []*store.Message
 
@@ -501,12 +501,9 @@ func (t *Turn) inherit(parked *Turn, msgs []*store.Message) {
 		return
 	}
 	t.conv = parked.conv
-	if parked.log == nil {
-		return
-	}
-	t.log = append(slices.Clone(parked.log), msgs...)
-	if extra := len(t.log) - historyLimit; extra > 0 {
-		t.log = t.log[extra:]
+	if parked.log != nil {
+		t.log = slices.Clone(parked.log)
+		t.logged(msgs)
 	}
 }
 
