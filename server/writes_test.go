@@ -17,7 +17,8 @@ import (
 // TestWritesPerCycle: one card cycle of the demo model (create a session,
 // send a message, the card, submit, the reply) is five store writes, each
 // one commit: the session comes with its conversation, and the model step
-// that raised the card with the park. The history is whole all the same.
+// that raised the card with the park; and three reads. The history is
+// whole all the same.
 func TestWritesPerCycle(t *testing.T) {
 	for name, open := range map[string]func(t *testing.T) store.Store{
 		"memory": func(t *testing.T) store.Store { return memstore.New() },
@@ -32,7 +33,8 @@ func TestWritesPerCycle(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := &storetest.Writes{Store: open(t)}
-			_, url := startServer(t, server.Config{Model: agent.Demo{}, Store: st})
+			reads := &storetest.Reads{Store: st}
+			_, url := startServer(t, server.Config{Model: agent.Demo{}, Store: reads})
 			c := dial(t, url)
 			c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
 			data := path(c.Expect("immediate_response")[0], "data").(map[string]any)
@@ -48,6 +50,13 @@ func TestWritesPerCycle(t *testing.T) {
 			want := []string{"CreateConversation", "AppendMessages", "SavePark", "TakePark", "SaveStep"}
 			if got := st.Take(); !slices.Equal(got, want) {
 				t.Errorf("writes of one cycle = %v, want %v", got, want)
+			}
+			// The message reads the pending park, the turn its conversation
+			// and history; the submit and the resume read nothing: the
+			// parked turn holds what they need.
+			want = []string{"PendingPark", "Conversation", "Messages"}
+			if got := reads.Take(); !slices.Equal(got, want) {
+				t.Errorf("reads of one cycle = %v, want %v", got, want)
 			}
 			wantRoles(t, st, conv, store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply)
 			if s, err := st.Session(context.Background(), sid); err != nil || s.ConversationID != conv {

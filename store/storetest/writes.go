@@ -14,22 +14,27 @@ import (
 // store.Shared's Notifier: wrap a store of one process.
 type Writes struct {
 	store.Store
+	notes
+}
+
+// notes are the names of the calls a Writes or a Reads saw.
+type notes struct {
 	mu    sync.Mutex
 	names []string
 }
 
-func (w *Writes) note(name string) {
-	w.mu.Lock()
-	w.names = append(w.names, name)
-	w.mu.Unlock()
+func (n *notes) note(name string) {
+	n.mu.Lock()
+	n.names = append(n.names, name)
+	n.mu.Unlock()
 }
 
-// Take returns the writes noted since the last Take, oldest first.
-func (w *Writes) Take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.names
-	w.names = nil
+// Take returns the calls noted since the last Take, oldest first.
+func (n *notes) Take() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := n.names
+	n.names = nil
 	return out
 }
 
@@ -86,4 +91,32 @@ func (w *Writes) RenewLease(ctx context.Context, l store.Lease) error {
 func (w *Writes) ClaimTurn(ctx context.Context, l store.Lease, now time.Time) (*store.Park, bool, error) {
 	w.note("ClaimTurn")
 	return w.Store.ClaimTurn(ctx, l, now)
+}
+
+// Reads is a store.Store that notes the name of each read a protocol
+// action makes (not the engine's sweeps), for tests that count them: on
+// SQLite each pays for a page cache the last commit emptied.
+type Reads struct {
+	store.Store
+	notes
+}
+
+func (r *Reads) Conversation(ctx context.Context, id string) (*store.Conversation, error) {
+	r.note("Conversation")
+	return r.Store.Conversation(ctx, id)
+}
+
+func (r *Reads) Session(ctx context.Context, id string) (*store.Session, error) {
+	r.note("Session")
+	return r.Store.Session(ctx, id)
+}
+
+func (r *Reads) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
+	r.note("Messages")
+	return r.Store.Messages(ctx, id, roles, before, limit)
+}
+
+func (r *Reads) PendingPark(ctx context.Context, id string) (*store.Park, error) {
+	r.note("PendingPark")
+	return r.Store.PendingPark(ctx, id)
 }
