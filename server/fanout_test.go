@@ -312,24 +312,12 @@ func TestKeepTurns(t *testing.T) {
 // only the fan-out tells A.
 func TestCapabilitiesAcrossProcesses(t *testing.T) {
 	dsn := storetest.PostgresDB(t)
-	script := func() agent.Model {
-		m, _ := agent.NewScripted([]agent.ScriptEntry{
-			{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
-			{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
-			{Kind: "text", Text: "done"},
-		})
-		return m
-	}
-	a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: script()}, nil)
-	b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: script()}, nil)
+	a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: raiseTwice()}, nil)
+	b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: raiseTwice()}, nil)
 	waitListening(t, a, b)
 
 	onA := dial(t, a.WS())
-	onA.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
-	ack := onA.Expect("immediate_response")[0]
-	sid, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
-	onA.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
-	iid := path(onA.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	sid, conv, iid := parkChoices(onA)
 
 	onB := dial(t, b.WS())
 	own := create(onB, `["choice_chips"]`)
@@ -343,16 +331,5 @@ func TestCapabilitiesAcrossProcesses(t *testing.T) {
 
 	submitPlan(onA, sid, iid)
 	onA.Expect("immediate_response")
-	fallback := false
-	for ev := onA.Next(); ev["type"] != "eventual_response"; ev = onA.Next() {
-		if ev["type"] == "interaction_required" {
-			t.Fatalf("the turn resumed on A raised a card its conversation no longer declares: %v", ev)
-		}
-		if r, _ := path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); strings.Contains(r, `"mode":"conversational"`) {
-			fallback = true
-		}
-	}
-	if !fallback {
-		t.Error("the second raise did not go the conversational way")
-	}
+	wantConversationalRaise(t, onA)
 }

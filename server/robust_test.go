@@ -452,26 +452,47 @@ func TestSubmitHeldPark(t *testing.T) {
 // socket, whose turn is parked, so the card is not shown again) reach the
 // resumed turn: its next card goes the conversational way.
 func TestCapabilitiesDeclaredWhileParked(t *testing.T) {
-	script, _ := agent.NewScripted([]agent.ScriptEntry{
+	_, url := startServer(t, server.Config{Model: raiseTwice()})
+	c := dial(t, url)
+	sid, conv, iid := parkChoices(c)
+	c.Send(`{"action":"create_conversation_session","requestId":"r2","agentId":"a","conversationId":"` + conv + `","supports":[]}`)
+	c.Expect("immediate_response")
+	submitPlan(c, sid, iid)
+	c.Expect("immediate_response")
+	wantConversationalRaise(t, c)
+}
+
+// raiseTwice raises a choices card, then another, then answers.
+func raiseTwice() agent.Model {
+	m, _ := agent.NewScripted([]agent.ScriptEntry{
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "done"},
 	})
-	_, url := startServer(t, server.Config{Model: script})
-	c := dial(t, url)
+	return m
+}
+
+// parkChoices starts a conversation that declares choice_chips and a turn
+// that parks on a card, and returns the session, the conversation and the
+// card's id.
+func parkChoices(c *client) (sid, conv, iid string) {
+	c.T.Helper()
 	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
 	ack := c.Expect("immediate_response")[0]
-	sid, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
+	sid, conv = path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
-	iid := path(c.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
-	c.Send(`{"action":"create_conversation_session","requestId":"r2","agentId":"a","conversationId":"` + conv + `","supports":[]}`)
-	c.Expect("immediate_response")
-	c.Send(`{"action":"submit_interaction","requestId":"S","sessionId":"` + sid + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
-	c.Expect("immediate_response")
+	iid = path(c.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	return sid, conv, iid
+}
+
+// wantConversationalRaise reads the rest of a resumed turn whose next raise
+// must go the conversational way: no card, a fallback directive.
+func wantConversationalRaise(t *testing.T, c *client) {
+	t.Helper()
 	fallback := false
 	for ev := c.Next(); ev["type"] != "eventual_response"; ev = c.Next() {
 		if ev["type"] == "interaction_required" {
-			t.Fatalf("the resumed turn raised a card the conversation no longer declares: %v", ev)
+			t.Fatalf("the resumed turn raised a card its conversation no longer declares: %v", ev)
 		}
 		if r, _ := path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); strings.Contains(r, `"mode":"conversational"`) {
 			fallback = true
