@@ -188,28 +188,12 @@ func checkHistory(t *testing.T, c *client, sid string, want []message) {
 // reuses its call ids from turn to turn, as the scripted one does, and
 // each card stays with its own turn.
 func TestHistoryCarriesEveryCard(t *testing.T) {
-	book := servertest.BookDemo(t)
-	remove, err := agent.NewTool("delete_record", "Delete a record.", func(context.Context, struct {
-		ID string `json:"id"`
-	}) (any, error) {
-		return "deleted", nil
-	})
+	script, err := agent.NewScripted(append(servertest.EveryCardTurns(),
+		agent.ScriptEntry{Kind: "toolCall", Name: "request_rating", Arguments: `{"question":"How did we do?","scale":{"min":1,"max":5}}`}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := agent.NewScripted([]agent.ScriptEntry{
-		{Kind: "toolCall", Name: "book_demo", Arguments: `{}`},
-		{Kind: "text", Text: "Booked."},
-		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"42"}`},
-		{Kind: "text", Text: "Deleted."},
-		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"43"}`},
-		{Kind: "text", Text: "Kept."},
-		{Kind: "toolCall", Name: "request_rating", Arguments: `{"question":"How did we do?","scale":{"min":1,"max":5}}`},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, url := startServer(t, server.Config{Model: script, Tools: []agent.HostTool{book, remove}, ConfirmTools: []string{"delete"}})
+	_, url := startServer(t, server.Config{Model: script, Tools: servertest.EveryCardTools(t), ConfirmTools: []string{"delete"}})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips","rating_scale"]`)
 	until := func(rid, msg, typ string) map[string]any {

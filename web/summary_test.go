@@ -119,22 +119,13 @@ func TestEveryCardSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	book := servertest.BookDemo(t)
-	remove := agent.FixedTool(agent.Tool{Name: "delete_record", Parameters: []byte(`{"type":"object"}`)}, "deleted")
-	model, err := agent.NewScripted([]agent.ScriptEntry{
-		{Kind: "toolCall", Name: "book_demo", Arguments: `{}`},
-		{Kind: "text", Text: "Booked."},
-		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"42"}`},
-		{Kind: "text", Text: "Deleted."},
-		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"43"}`},
-		{Kind: "text", Text: "Kept."},
-	})
+	model, err := agent.NewScripted(servertest.EveryCardTurns())
 	if err != nil {
 		t.Fatal(err)
 	}
 	browser := startBrowser(t)
 	p := newPage(t, browser)
-	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Tools: []agent.HostTool{book, remove}, ConfirmTools: []string{"delete"}}))
+	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Tools: servertest.EveryCardTools(t), ConfirmTools: []string{"delete"}}))
 	reply := func(text string) {
 		t.Helper()
 		p.waitFor("the reply "+text, `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes(`+"`"+text+"`"+`))`)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/gen/choices"
+	choicesgen "github.com/kindkit/kindkit/gen/choices"
 )
 
 // BookDemo is a host tool, book_demo, that asks the person for a slot
@@ -24,4 +24,25 @@ func BookDemo(t testing.TB) agent.HostTool {
 		t.Fatal(err)
 	}
 	return tool
+}
+
+// EveryCardTurns are three turns of a scripted model whose cards are not a
+// kind's raise: book_demo's Ask ("Booked."), then delete_record twice
+// ("Deleted.", "Kept."), which a ConfirmTools entry "delete" asks the
+// person to confirm. EveryCardTools are the host tools they call.
+func EveryCardTurns() []agent.ScriptEntry {
+	return []agent.ScriptEntry{
+		{Kind: "toolCall", Name: "book_demo", Arguments: `{}`},
+		{Kind: "text", Text: "Booked."},
+		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"42"}`},
+		{Kind: "text", Text: "Deleted."},
+		{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"43"}`},
+		{Kind: "text", Text: "Kept."},
+	}
+}
+
+// EveryCardTools are BookDemo and a delete_record that answers "deleted".
+func EveryCardTools(t testing.TB) []agent.HostTool {
+	t.Helper()
+	return []agent.HostTool{BookDemo(t), agent.FixedTool(agent.Tool{Name: "delete_record", Parameters: []byte(`{"type":"object"}`)}, "deleted")}
 }
