@@ -223,6 +223,15 @@ func parkOne(t *testing.T, e *agent.Engine, st store.Store, message string) (*st
 	return sess, f, p
 }
 
+// noOwedTurns checks that the store owes no turn a reply, even an hour
+// after now.
+func noOwedTurns(t *testing.T, st store.Store, now time.Time, when string) {
+	t.Helper()
+	if owed, err := st.OwedTurns(context.Background(), now.Add(time.Hour), 10); err != nil || len(owed) != 0 {
+		t.Errorf("owed turns %s = %d, %v; want none", when, len(owed), err)
+	}
+}
+
 var wantHistory = []store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool, store.RoleAssistant, store.RoleReply}
 
 const picked = `{"answers":[{"header":"Plan","options":["Pro"]}]}`
@@ -314,9 +323,7 @@ func TestEngineTakeover(t *testing.T) {
 			if got := history(t, st); !slices.Equal(got, wantHistory) {
 				t.Errorf("history = %v, want %v (one reply, A's late step refused)", got, wantHistory)
 			}
-			if owed, err := st.OwedTurns(context.Background(), clock.Now().Add(time.Hour), 10); err != nil || len(owed) != 0 {
-				t.Errorf("owed turns after the takeover = %d, %v", len(owed), err)
-			}
+			noOwedTurns(t, st, clock.Now(), "after the takeover")
 		})
 	}
 }

@@ -77,9 +77,7 @@ func TestRaiseAgainOneWrite(t *testing.T) {
 			if got := history(t, st); !slices.Equal(got, want) {
 				t.Errorf("history = %v, want %v", got, want)
 			}
-			if owed, err := st.OwedTurns(context.Background(), time.Now().Add(time.Hour), 10); err != nil || len(owed) != 0 {
-				t.Errorf("OwedTurns after parking again = %d, %v; want none", len(owed), err)
-			}
+			noOwedTurns(t, st, time.Now(), "after parking again")
 		})
 	}
 }
