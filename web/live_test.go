@@ -22,16 +22,24 @@ func TestLivePage(t *testing.T) {
 	}
 	browser := startBrowser(t)
 	const card = `.card[data-kind="choices"]`
-
-	t.Run("SecondTab", func(t *testing.T) {
+	// twoTabs opens a tab whose message raises a card, then a second tab on
+	// the same conversation (same profile: it resumes the stored one), and
+	// waits for the card in both.
+	twoTabs := func(t *testing.T) (a, b *page) {
+		t.Helper()
 		url := startServer(t, catalog, choicesScript)
-		a := newPage(t, browser)
+		a = newPage(t, browser)
 		a.open(url)
 		a.say("I'd like a quote", true)
 		a.do("the card in the first tab", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
-		b := newPage(t, browser) // same profile: it resumes the stored conversation
+		b = newPage(t, browser)
 		b.open(url)
 		b.do("the card in the second tab", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
+		return a, b
+	}
+
+	t.Run("SecondTab", func(t *testing.T) {
+		a, b := twoTabs(t)
 		a.do("answer in the first tab", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Pro"]`)),
 			chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
 		b.waitFor("the card answered elsewhere", `document.querySelector('`+card+`').dataset.state === "answered"`)
@@ -43,14 +51,7 @@ func TestLivePage(t *testing.T) {
 	// the wire says only that its turn was cancelled, and the page reads
 	// how the card ended from the history.
 	t.Run("AnswerInWordsElsewhere", func(t *testing.T) {
-		url := startServer(t, catalog, choicesScript)
-		a := newPage(t, browser)
-		a.open(url)
-		a.say("I'd like a quote", true)
-		a.do("the card in the first tab", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
-		b := newPage(t, browser)
-		b.open(url)
-		b.do("the card in the second tab", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
+		a, b := twoTabs(t)
 		b.say("Pro, please", true)
 		a.waitFor("the card closed in the first tab", `document.querySelector('`+card+` .card-status').innerText.includes("Answered in words")`)
 	})
