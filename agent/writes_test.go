@@ -145,10 +145,7 @@ func TestRaiseStoresModelPosition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			e := engine(t, st, script(t, "Pro it is."), clockwork.NewFakeClock())
-			sess := conversation(t, st, "", "choice_chips")
-			f := newFollower()
-			f.start(e, sess, "hello")
-			f.next(t, agent.EventPrompt)
+			parkOne(t, e, st, "hello")
 			conv, err := st.Conversation(context.Background(), "c1")
 			if err != nil {
 				t.Fatal(err)
