@@ -375,11 +375,25 @@ func (e *Engine) claimParked(id string) {
 // that shows it here lets go of it.
 func (e *Engine) ReleasePark(id string) { e.claimParked(id) }
 
+// SetSupports declares conversation conv's capabilities anew (nil clears
+// them), for its next turns and for a turn of it parked now, here or, told
+// by the Observer, in another process. Change them through it rather than
+// the store: a parked turn goes on with the conversation it kept.
+func (e *Engine) SetSupports(ctx context.Context, conv string, supports []string) error {
+	if err := e.cfg.Store.SetSupports(ctx, conv, supports); err != nil {
+		return err
+	}
+	e.CapabilitiesChanged(conv)
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.CapabilitiesChanged(conv)
+	}
+	return nil
+}
+
 // CapabilitiesChanged is told that conversation conv's capabilities were
-// declared anew (Store.SetSupports): a turn of it parked here reads the
-// conversation again when it resumes, rather than go on with the one it
-// kept. The server tells it of every change, its own and, through the
-// fan-out, other processes'.
+// declared anew, by SetSupports here or in another process: a turn of it
+// parked here reads the conversation again when it resumes, rather than
+// go on with the one it kept.
 func (e *Engine) CapabilitiesChanged(conv string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -419,7 +419,9 @@ func TestEngineResumeKeepsHistory(t *testing.T) {
 			e := engine(t, st, m, clockwork.NewFakeClock())
 			sess, f, p := parkOne(t, e, st, tc.message)
 			if tc.declared {
-				e.CapabilitiesChanged("c1")
+				if err := e.SetSupports(context.Background(), "c1", []string{"choice_chips"}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if ok, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
 				t.Fatalf("Resolve = %v, %v", ok, err)

@@ -82,6 +82,10 @@ type Observer interface {
 	// withdrawn or replaced here: a follower that shows it elsewhere lets
 	// go of it (Engine.ReleasePark).
 	ParkTaken(conv, id string)
+	// CapabilitiesChanged says conv's capabilities were declared anew here
+	// (Engine.SetSupports): a turn of it parked elsewhere reads the
+	// conversation again when it resumes (Engine.CapabilitiesChanged).
+	CapabilitiesChanged(conv string)
 }
 
 // ParkOutcome is a follower's answer to Park.

@@ -114,11 +114,8 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 			if len(declared) == 0 {
 				declared = nil // an explicit [] clears the set
 			}
-			if err := db.SetSupports(ctx, conv.ID, declared); err != nil {
+			if err := c.srv.engine.SetSupports(ctx, conv.ID, declared); err != nil {
 				c.srv.log.Warn("store supports", "err", err)
-			} else {
-				c.srv.engine.CapabilitiesChanged(conv.ID)
-				c.srv.hub.CapabilitiesChanged(conv.ID)
 			}
 		}
 		if err := db.CreateSession(ctx, sess); err != nil {

@@ -321,7 +321,7 @@ func (h *hub) TurnEvent(conv string, f agent.Follower, evs ...agent.Event) {
 }
 
 // CapabilitiesChanged tells the other processes that conversation conv's
-// capabilities were declared anew here.
+// capabilities were declared anew here (Engine.SetSupports).
 func (h *hub) CapabilitiesChanged(conv string) {
 	h.send(note{Conversation: conv, Declared: true})
 }
