@@ -31,14 +31,26 @@ func (s *Store) Load(ctx context.Context, batch []Parked) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	rows, err := loadRows(batch)
-	if err != nil {
-		return s.wrap("load", err)
-	}
+	var err error
 	if s.dialect == dialectPostgres {
-		err = s.copyRows(ctx, rows)
+		err = s.copyRows(ctx, batch)
 	} else {
-		err = s.commits.run(ctx, func(ex executor) error { return insertTables(ctx, ex, rows) })
+		err = s.commits.run(ctx, func(ex executor) error {
+			// The conversations' keys follow the largest (see convKey).
+			var last int64
+			if err := ex.QueryRowContext(ctx, `SELECT COALESCE(MAX(ck), 0) FROM conversations`).Scan(&last); err != nil {
+				return err
+			}
+			keys := make([]int64, len(batch))
+			for i := range keys {
+				keys[i] = last + 1 + int64(i)
+			}
+			rows, err := loadRows(batch, keys)
+			if err != nil {
+				return err
+			}
+			return insertTables(ctx, ex, rows)
+		})
 	}
 	if err != nil {
 		return s.wrap("load", err)
@@ -54,14 +66,16 @@ type table struct {
 }
 
 // loadRows turns batch into column values, one table after the other in
-// the order their foreign keys need.
-func loadRows(batch []Parked) ([]*table, error) {
-	convs := &table{name: "conversations", cols: []string{"id", "owner", "supports", "model_pos", "created_at"}}
-	sessions := &table{name: "sessions", cols: []string{"id", "conversation_id", "agent_id", "agent_name", "user_name", "contact_email", "contact_phone", "user_participant_id", "agent_participant_id"}}
-	msgs := &table{name: "messages", cols: []string{"id", "conversation_id", "role", "text", "tool_calls", "tool_call_id", "tool_name", "is_error", "created_at"}}
-	parks := &table{name: "parks", cols: []string{"id", "type", "conversation_id", "session_id", "kind", "spec", "reason", "tool_call", "deadline", "state", "turn", "owed", "lease_owner", "lease_until", "created_at"}}
-	for _, b := range batch {
+// the order their foreign keys need. keys are the conversations' keys
+// (ck), in batch order.
+func loadRows(batch []Parked, keys []int64) ([]*table, error) {
+	convs := &table{name: "conversations", cols: []string{"id", "owner", "supports", "model_pos", "created_at", "ck"}}
+	sessions := &table{name: "sessions", cols: []string{"id", "conversation_id", "agent_id", "agent_name", "user_name", "contact_email", "contact_phone", "user_participant_id", "agent_participant_id", "ck"}}
+	msgs := &table{name: "messages", cols: []string{"id", "conversation_id", "role", "text", "tool_calls", "tool_call_id", "tool_name", "is_error", "created_at", "ck"}}
+	parks := &table{name: "parks", cols: []string{"id", "type", "conversation_id", "session_id", "kind", "spec", "reason", "tool_call", "deadline", "state", "turn", "owed", "lease_owner", "lease_until", "created_at", "ck"}}
+	for i, b := range batch {
 		c, x, p := &b.Conversation, &b.Session, &b.Park
+		ck := keys[i]
 		supports, err := jsonText(c.Supports)
 		if err != nil {
 			return nil, err
@@ -70,9 +84,9 @@ func loadRows(batch []Parked) ([]*table, error) {
 		if err != nil {
 			return nil, err
 		}
-		convs.rows = append(convs.rows, []any{c.ID, store.Text(c.Owner), supports, int64(c.ModelPos), created})
+		convs.rows = append(convs.rows, []any{c.ID, store.Text(c.Owner), supports, int64(c.ModelPos), created, ck})
 		sessions.rows = append(sessions.rows, []any{x.ID, c.ID, store.Text(x.AgentID), store.Text(x.AgentName), store.Text(x.UserName),
-			store.Text(x.ContactEmail), store.Text(x.ContactPhone), x.UserParticipantID, x.AgentParticipantID})
+			store.Text(x.ContactEmail), store.Text(x.ContactPhone), x.UserParticipantID, x.AgentParticipantID, ck})
 		for _, m := range b.Messages {
 			calls, err := jsonText(m.ToolCalls)
 			if err != nil {
@@ -82,7 +96,7 @@ func loadRows(batch []Parked) ([]*table, error) {
 			if err != nil {
 				return nil, err
 			}
-			msgs.rows = append(msgs.rows, []any{m.ID, c.ID, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID), store.Text(m.ToolName), m.IsError, at})
+			msgs.rows = append(msgs.rows, []any{m.ID, c.ID, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID), store.Text(m.ToolName), m.IsError, at, ck})
 		}
 		var spec any
 		if p.Spec != nil {
@@ -105,7 +119,7 @@ func loadRows(batch []Parked) ([]*table, error) {
 			return nil, err
 		}
 		parks.rows = append(parks.rows, []any{p.ID, string(p.Type), c.ID, x.ID, p.Kind, spec, store.Text(p.Reason), string(call), deadline,
-			string(store.ParkPending), string(turn), false, "", nil, saved})
+			string(store.ParkPending), string(turn), false, "", nil, saved, ck})
 	}
 	return []*table{convs, sessions, msgs, parks}, nil
 }
@@ -158,9 +172,10 @@ func insertQuery(t *table, n int) string {
 	return b.String()
 }
 
-// copyRows writes the tables with COPY, in one transaction on one of the
-// pool's connections.
-func (s *Store) copyRows(ctx context.Context, tables []*table) error {
+// copyRows writes the batch with COPY, in one transaction on one of the
+// pool's connections; the conversations' keys are taken from their
+// sequence first.
+func (s *Store) copyRows(ctx context.Context, batch []Parked) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -176,6 +191,14 @@ func (s *Store) copyRows(ctx context.Context, tables []*table) error {
 			return err
 		}
 		defer tx.Rollback(ctx)
+		keys, err := conversationKeys(ctx, tx, len(batch))
+		if err != nil {
+			return fmt.Errorf("conversation keys: %w", err)
+		}
+		tables, err := loadRows(batch, keys)
+		if err != nil {
+			return err
+		}
 		for _, t := range tables {
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.cols, pgx.CopyFromRows(t.rows)); err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
@@ -183,4 +206,17 @@ func (s *Store) copyRows(ctx context.Context, tables []*table) error {
 		}
 		return tx.Commit(ctx)
 	})
+}
+
+// conversationKeys takes n keys from the conversations' key sequence.
+func conversationKeys(ctx context.Context, tx pgx.Tx, n int) ([]int64, error) {
+	rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('conversations', 'ck')) FROM generate_series(1, $1)`, n)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err == nil && len(keys) != n {
+		err = fmt.Errorf("%d keys for %d conversations", len(keys), n)
+	}
+	return keys, err
 }

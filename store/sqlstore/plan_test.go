@@ -145,14 +145,15 @@ func TestHotPathIndexesPostgres(t *testing.T) {
 	s := openT(t, postgresDSN(t))
 	ctx := context.Background()
 	for _, q := range []string{
-		`INSERT INTO conversations (id, created_at) SELECT 'c' || i, i FROM generate_series(1, 5000) i`,
-		`INSERT INTO sessions (id, conversation_id) SELECT 's' || i, 'c' || i FROM generate_series(1, 5000) i`,
-		`INSERT INTO messages (id, conversation_id, role, created_at) SELECT 'm' || i || r, 'c' || i, r, i FROM generate_series(1, 5000) i, (VALUES ('user'), ('assistant')) v (r)`,
-		`INSERT INTO parks (id, type, conversation_id, tool_call, deadline, state, turn)
-			SELECT 'p' || i, 'interaction', 'c' || i, '{}', i, 'pending', '{}' FROM generate_series(1, 5000) i`,
+		`INSERT INTO conversations (id, created_at, ck) SELECT 'c' || i, i, i FROM generate_series(1, 5000) i`,
+		`SELECT setval(pg_get_serial_sequence('conversations', 'ck'), 5000)`,
+		`INSERT INTO sessions (id, conversation_id, ck) SELECT 's' || i, 'c' || i, i FROM generate_series(1, 5000) i`,
+		`INSERT INTO messages (id, conversation_id, role, created_at, ck) SELECT 'm' || i || r, 'c' || i, r, i, i FROM generate_series(1, 5000) i, (VALUES ('user'), ('assistant')) v (r)`,
+		`INSERT INTO parks (id, type, conversation_id, tool_call, deadline, state, turn, ck)
+			SELECT 'p' || i, 'interaction', 'c' || i, '{}', i, 'pending', '{}', i FROM generate_series(1, 5000) i`,
 		// Turns owed a reply, as many as a crash under load leaves.
-		`INSERT INTO parks (id, type, conversation_id, tool_call, deadline, state, turn, owed, lease_owner, lease_until)
-			SELECT 'q' || i, 'interaction', 'c' || i, '{}', i, 'resolved', '{}', TRUE, 'dead', i FROM generate_series(1, 1000) i`,
+		`INSERT INTO parks (id, type, conversation_id, tool_call, deadline, state, turn, owed, lease_owner, lease_until, ck)
+			SELECT 'q' || i, 'interaction', 'c' || i, '{}', i, 'resolved', '{}', TRUE, 'dead', i, i FROM generate_series(1, 1000) i`,
 		`ANALYZE`,
 	} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {

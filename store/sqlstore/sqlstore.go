@@ -352,7 +352,7 @@ func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation, s
 		return s.wrap("create conversation", err)
 	}
 	err = s.write(ctx, len(sessions) > 0, func(ex executor) error {
-		if _, err := ex.ExecContext(ctx, `INSERT INTO conversations (id, owner, supports, model_pos, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		if _, err := ex.ExecContext(ctx, s.insertConversation(),
 			c.ID, store.Text(c.Owner), supports, c.ModelPos, created); err != nil {
 			return err
 		}
@@ -368,6 +368,39 @@ func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation, s
 	}
 	return nil
 }
+
+// insertConversation inserts a conversation ($1 to $5: id, owner,
+// supports, model_pos, created_at) with its key: on PostgreSQL from the
+// key's sequence, on SQLite one more than the largest (SQLite has one
+// writer, so no two conversations get the same).
+func (s *Store) insertConversation() string {
+	const q = `INSERT INTO conversations (id, owner, supports, model_pos, created_at`
+	if s.dialect == dialectPostgres {
+		return q + `) VALUES ($1, $2, $3, $4, $5)`
+	}
+	return q + `, ck) VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(MAX(ck), 0) + 1 FROM conversations))`
+}
+
+// convKey is the key (ck) of the conversation whose id is parameter $n.
+// Every index on a conversation's rows begins with it rather than with the
+// id (migration 7): keys come in the order conversations were made, so the
+// rows of the live conversations share the indexes' last pages, where
+// random ids put each on a page of its own. A conversation that does not
+// exist has key 0, and the foreign key on conversation_id refuses a row
+// for it, as before.
+func convKey(n int) string {
+	return `COALESCE((SELECT ck FROM conversations WHERE id = $` + strconv.Itoa(n) + `), 0)`
+}
+
+// The statements that find or add a conversation's rows by its key.
+var (
+	messageSeq         = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
+	replacePending     = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING id`
+	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, ` + convKey(3) + `)`
+	pendingPark        = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending'`
+	messagesPage       = `SELECT id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages WHERE ck = ` + convKey(1) + ` AND seq < $2`
+	insertSessionQuery = `INSERT INTO sessions (id, ` + sessionCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ` + convKey(2) + `)`
+)
 
 func (s *Store) Conversation(ctx context.Context, id string) (*store.Conversation, error) {
 	c := store.Conversation{ID: id}
@@ -426,9 +459,9 @@ func (s *Store) ListConversations(ctx context.Context, f store.ConversationFilte
 	// time at all (NULL) come last in both dialects.
 	q := `SELECT id, title, updated, n FROM (
 	SELECT c.id,
-		COALESCE((SELECT m.text FROM messages m WHERE m.conversation_id = c.id AND m.role = $1 ORDER BY m.seq LIMIT 1), '') AS title,
-		COALESCE((SELECT MAX(m.created_at) FROM messages m WHERE m.conversation_id = c.id), c.created_at) AS updated,
-		(SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.role IN ($1, $2)) AS n
+		COALESCE((SELECT m.text FROM messages m WHERE m.ck = c.ck AND m.role = $1 ORDER BY m.seq LIMIT 1), '') AS title,
+		COALESCE((SELECT MAX(m.created_at) FROM messages m WHERE m.ck = c.ck), c.created_at) AS updated,
+		(SELECT COUNT(*) FROM messages m WHERE m.ck = c.ck AND m.role IN ($1, $2)) AS n
 	FROM conversations c WHERE ` + where.String() + `
 ) t ORDER BY updated IS NULL, updated DESC, id LIMIT $3`
 	query := s.rdb.QueryContext
@@ -519,7 +552,7 @@ func (s *Store) CreateSession(ctx context.Context, x *store.Session) error {
 
 // insertSession inserts x as a session of conversation conv.
 func insertSession(ctx context.Context, ex executor, conv string, x *store.Session) error {
-	_, err := ex.ExecContext(ctx, `INSERT INTO sessions (id, `+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	_, err := ex.ExecContext(ctx, insertSessionQuery,
 		x.ID, conv, store.Text(x.AgentID), store.Text(x.AgentName), store.Text(x.UserName), store.Text(x.ContactEmail), store.Text(x.ContactPhone),
 		x.UserParticipantID, x.AgentParticipantID)
 	return err
@@ -552,7 +585,7 @@ var insertMessage = insertMessagesQuery(1)
 
 func insertMessagesQuery(n int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO messages (` + messageCols + `) VALUES `)
+	b.WriteString(`INSERT INTO messages (` + messageCols + `, ck) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
@@ -565,7 +598,7 @@ func insertMessagesQuery(n int) string {
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(i*9 + j + 1))
 		}
-		b.WriteByte(')')
+		b.WriteString(", " + convKey(i*9+2) + ")")
 	}
 	return b.String()
 }
@@ -620,7 +653,7 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
 	cursor := int64(math.MaxInt64)
 	if before != "" {
-		err := s.rdb.QueryRowContext(ctx, `SELECT seq FROM messages WHERE conversation_id = $1 AND id = $2`, id, before).Scan(&cursor)
+		err := s.rdb.QueryRowContext(ctx, messageSeq, id, before).Scan(&cursor)
 		if err != nil {
 			return nil, false, s.wrap("list messages", err)
 		}
@@ -629,7 +662,7 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 	args := make([]any, 0, 3+len(roles))
 	args = append(args, id, cursor, limit+1)
 	var q strings.Builder
-	q.WriteString(`SELECT id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages WHERE conversation_id = $1 AND seq < $2`)
+	q.WriteString(messagesPage)
 	if len(roles) > 0 {
 		q.WriteString(` AND role IN (`)
 		for i, r := range roles {
@@ -725,12 +758,12 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 			}
 		}
 		replaced = ""
-		err := tx.QueryRowContext(ctx, `UPDATE parks SET state = $2 WHERE conversation_id = $1 AND state = 'pending' RETURNING id`,
+		err := tx.QueryRowContext(ctx, replacePending,
 			p.ConversationID, string(store.ParkReplaced)).Scan(&replaced)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO parks (`+parkCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL)`,
+		_, err = tx.ExecContext(ctx, insertPark,
 			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(turn), created)
 		if err != nil {
 			return err
@@ -792,7 +825,7 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 }
 
 func (s *Store) PendingPark(ctx context.Context, id string) (*store.Park, error) {
-	p, err := scanPark(s.rdb.QueryRowContext(ctx, `SELECT `+parkCols+` FROM parks WHERE conversation_id = $1 AND state = 'pending'`, id))
+	p, err := scanPark(s.rdb.QueryRowContext(ctx, pendingPark, id))
 	if err != nil {
 		return nil, s.wrap("get pending park", err)
 	}
@@ -988,6 +1021,6 @@ func (s *Store) EndedParks(ctx context.Context, conversationID string, since tim
 	return out, nil
 }
 
-const endedParks = `SELECT ` + parkCols + ` FROM parks WHERE conversation_id = $1 AND created_at >= $2 AND outcome IS NOT NULL
-	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE conversation_id = $1 AND id = $3))
+var endedParks = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND created_at >= $2 AND outcome IS NOT NULL
+	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE ck = ` + convKey(1) + ` AND id = $3))
 	ORDER BY created_at, id LIMIT $4`
