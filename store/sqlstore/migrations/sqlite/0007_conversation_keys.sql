@@ -11,6 +11,9 @@
 -- the other tables copy their conversation's. The foreign keys stay on
 -- conversation_id: a conversation is never deleted, so their cascades need
 -- no index of their own.
+--
+-- A kindkit older than this refuses the file; one still running when it
+-- is migrated must be stopped first: it would store rows without keys.
 
 ALTER TABLE conversations ADD COLUMN ck INTEGER;
 UPDATE conversations SET ck = rowid;
