@@ -36,9 +36,10 @@ func (s *Store) Load(ctx context.Context, batch []Parked) error {
 		err = s.copyRows(ctx, batch)
 	} else {
 		err = s.commits.run(ctx, func(ex executor) error {
-			// The conversations' keys follow the largest (see convKey).
+			// The conversations' keys follow the largest (see
+			// insertConversation).
 			var last int64
-			if err := ex.QueryRowContext(ctx, `SELECT COALESCE(MAX(ck), 0) FROM conversations`).Scan(&last); err != nil {
+			if err := ex.QueryRowContext(ctx, lastConversationKey).Scan(&last); err != nil {
 				return err
 			}
 			keys := make([]int64, len(batch))

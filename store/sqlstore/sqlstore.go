@@ -378,8 +378,12 @@ func (s *Store) insertConversation() string {
 	if s.dialect == dialectPostgres {
 		return q + `) VALUES ($1, $2, $3, $4, $5)`
 	}
-	return q + `, ck) VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(MAX(ck), 0) + 1 FROM conversations))`
+	return q + `, ck) VALUES ($1, $2, $3, $4, $5, (` + lastConversationKey + `) + 1)`
 }
+
+// lastConversationKey is the largest conversation key on SQLite, 0 when
+// there is none: a new conversation takes the next.
+const lastConversationKey = `SELECT COALESCE(MAX(ck), 0) FROM conversations`
 
 // convKey is the key (ck) of the conversation whose id is parameter $n.
 // Every index on a conversation's rows begins with it rather than with the
