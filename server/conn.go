@@ -18,6 +18,7 @@ import (
 type conn struct {
 	srv       *Server
 	ws        *websocket.Conn
+	sock      *corkConn                 // ws's connection, which the writer corks for each batch
 	auth      bool                      // tokens are checked: conversations are scoped to their owner
 	principal Principal                 // zero when anonymous
 	ip        string                    // the client's address
@@ -43,12 +44,12 @@ type conn struct {
 	writerDone chan struct{}
 }
 
-func newConn(s *Server, ws *websocket.Conn) *conn {
+func newConn(s *Server, ws *websocket.Conn, sock *corkConn) *conn {
 	limit := rate.Limit(s.cfg.FrameRate)
 	if s.cfg.FrameRate < 0 {
 		limit = rate.Inf
 	}
-	c := &conn{srv: s, ws: ws, frames: rate.NewLimiter(limit, s.cfg.FrameBurst), wake: make(chan struct{}, 1), inFrame: make(chan struct{}, 1), writerDone: make(chan struct{})}
+	c := &conn{srv: s, ws: ws, sock: sock, frames: rate.NewLimiter(limit, s.cfg.FrameBurst), wake: make(chan struct{}, 1), inFrame: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	go c.writeLoop()
 	return c
 }
@@ -225,16 +226,14 @@ func (c *conn) writeLoop() {
 		closed := c.closed
 		c.mu.Unlock()
 		watchdog.Reset(writeTimeout)
-		for _, data := range batch {
-			if err := c.ws.Write(context.Background(), websocket.MessageText, data); err != nil {
-				watchdog.Stop()
-				c.mu.Lock()
-				c.closed = true
-				c.queue, c.queued = nil, 0
-				c.mu.Unlock()
-				c.ws.CloseNow()
-				return
-			}
+		if err := c.writeBatch(batch); err != nil {
+			watchdog.Stop()
+			c.mu.Lock()
+			c.closed = true
+			c.queue, c.queued = nil, 0
+			c.mu.Unlock()
+			c.ws.CloseNow()
+			return
 		}
 		watchdog.Stop()
 		if closed {
@@ -243,6 +242,18 @@ func (c *conn) writeLoop() {
 		clear(batch)
 		spare = batch[:0]
 	}
+}
+
+// writeBatch sends the frames of batch in one socket write.
+func (c *conn) writeBatch(batch [][]byte) error {
+	c.sock.cork()
+	for _, data := range batch {
+		if err := c.ws.Write(context.Background(), websocket.MessageText, data); err != nil {
+			c.sock.uncork() // what others wrote meanwhile, such as a close frame
+			return err
+		}
+	}
+	return c.sock.uncork()
 }
 
 // emit queues an event of turn t, unless t is no longer the connection's

@@ -215,14 +215,15 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.cfg.AllowedOrigins) == 0, OriginPatterns: s.cfg.AllowedOrigins}
-	ws, err := websocket.Accept(w, r, opts)
+	cw := &corkingWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(cw, r, opts)
 	if err != nil {
 		s.log.Debug("websocket accept", "err", err)
 		return
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(maxFrameBytes)
-	c := newConn(s, ws)
+	c := newConn(s, ws, cw.conn)
 	c.ip = remoteIP(r)
 	if len(s.cfg.AuthSecret) > 0 {
 		c.auth = true
