@@ -21,8 +21,15 @@ type corkConn struct {
 
 	mu     sync.Mutex // held across the socket write, so writes keep their order
 	corked bool
-	held   []byte
+	held   *[]byte // from heldBuffers while corked and written to
 }
+
+// heldBuffers keeps the buffers of batches, so that a connection holds none
+// between batches and a short connection allocates none.
+var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxKept is the largest buffer heldBuffers takes back.
+const maxKept = 64 << 10
 
 func (c *corkConn) cork() {
 	c.mu.Lock()
@@ -35,29 +42,29 @@ func (c *corkConn) uncork() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.corked = false
-	if len(c.held) == 0 {
+	if c.held == nil {
 		return nil
 	}
-	_, err := c.Conn.Write(c.held)
-	if cap(c.held) > maxHeld {
-		c.held = nil // an idle connection does not keep a big batch's buffer
-	} else {
-		c.held = c.held[:0]
+	_, err := c.Conn.Write(*c.held)
+	if cap(*c.held) <= maxKept {
+		*c.held = (*c.held)[:0]
+		heldBuffers.Put(c.held)
 	}
+	c.held = nil
 	return err
 }
-
-// maxHeld is the largest buffer a connection keeps between batches.
-const maxHeld = 4 << 10
 
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.corked {
-		c.held = append(c.held, p...)
-		return len(p), nil
+	if !c.corked {
+		return c.Conn.Write(p)
 	}
-	return c.Conn.Write(p)
+	if c.held == nil {
+		c.held = heldBuffers.Get().(*[]byte)
+	}
+	*c.held = append(*c.held, p...)
+	return len(p), nil
 }
 
 // corkingWriter is the http.ResponseWriter websocket.Accept is given: its
