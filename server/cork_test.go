@@ -94,3 +94,141 @@ func TestBatchIsOneWrite(t *testing.T) {
 	}
 	ws.Read(ctx) // the close frame
 }
+
+// Frames written by another goroutine while the writer's batches are
+// corked (a ping, a close) reach the client whole, none lost, each batch's
+// in its order.
+func TestCorkWithOtherWriters(t *testing.T) {
+	const batches, batchLen, others = 50, 10, 200
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &corkingWriter{ResponseWriter: w}
+		ws, err := websocket.Accept(cw, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer ws.CloseNow()
+		c := &conn{ws: ws, sock: cw.conn}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range others {
+				if err := ws.Write(context.Background(), websocket.MessageText, fmt.Appendf(nil, "o%d", i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		for b := range batches {
+			var batch [][]byte
+			for i := range batchLen {
+				batch = append(batch, fmt.Appendf(nil, "b%d", b*batchLen+i))
+			}
+			if err := c.writeBatch(batch); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		<-done
+		ws.Close(websocket.StatusNormalClosure, "")
+	}))
+	defer hs.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	next := map[byte]int{'b': 0, 'o': 0}
+	for range batches*batchLen + others {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("after %v: %v", next, err)
+		}
+		if want := fmt.Sprintf("%c%d", data[0], next[data[0]]); string(data) != want {
+			t.Fatalf("got frame %q, want %q", data, want)
+		}
+		next[data[0]]++
+	}
+	if _, _, err := ws.Read(ctx); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+		t.Errorf("the close frame: %v", err)
+	}
+}
+
+// BenchmarkBatch: the socket writes a batch of a cycle's size takes,
+// corked (writeBatch) and a write a frame (as before), on a real port.
+func BenchmarkBatch(b *testing.B) {
+	frame := []byte(`{"data":{"requestId":"r2","token":"Plan "},"requestId":"r2","timestamp":1764633600000,"token":"Plan ","type":"stream_token"}`)
+	batch := [][]byte{frame, frame, frame, frame, frame, frame}
+	for _, corked := range []bool{true, false} {
+		name := "corked"
+		if !corked {
+			name = "per-frame"
+		}
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			cl := &countingListener{Listener: ln}
+			ready := make(chan *conn, 1)
+			finished := make(chan struct{})
+			hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				cw := &corkingWriter{ResponseWriter: w}
+				ws, err := websocket.Accept(cw, r, nil)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer ws.CloseNow()
+				ready <- &conn{ws: ws, sock: cw.conn}
+				<-finished
+			}))
+			hs.Listener = cl
+			hs.Start()
+			defer hs.Close()
+			defer close(finished)
+			ctx := context.Background()
+			client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer client.CloseNow()
+			read := make(chan error, 1)
+			go func() {
+				for range b.N * len(batch) {
+					if _, _, err := client.Read(ctx); err != nil {
+						read <- err
+						return
+					}
+				}
+				read <- nil
+			}()
+			c := <-ready
+			before := cl.writes.Load()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if corked {
+					err = c.writeBatch(batch)
+				} else {
+					for _, f := range batch {
+						if err = c.ws.Write(ctx, websocket.MessageText, f); err != nil {
+							break
+						}
+					}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-read; err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cl.writes.Load()-before)/float64(b.N), "writes/op")
+		})
+	}
+}
