@@ -38,48 +38,59 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// corkedPair serves one connection on a real port, corked as the server's
+// are, and dials it: handle gets the server's side and the socket writes
+// counted so far. The server closes its side once handle returns.
+func corkedPair(tb testing.TB, handle func(c *conn, writes *atomic.Int64)) *websocket.Conn {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &corkingWriter{ResponseWriter: w}
+		ws, err := websocket.Accept(cw, r, nil)
+		if err != nil {
+			tb.Error(err)
+			return
+		}
+		defer ws.CloseNow()
+		handle(&conn{ws: ws, sock: cw.conn}, &cl.writes)
+		ws.Close(websocket.StatusNormalClosure, "")
+	}))
+	hs.Listener = cl
+	hs.Start()
+	tb.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ws.CloseNow() })
+	return ws
+}
+
 // A batch of frames leaves in one socket write, on a real port through
 // websocket.Accept, and the client reads every frame, in order. Without
 // the cork it took a write a frame.
 func TestBatchIsOneWrite(t *testing.T) {
 	const frames = 20
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := &countingListener{Listener: ln}
 	batchWrites := make(chan int64, 1)
-	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cw := &corkingWriter{ResponseWriter: w}
-		ws, err := websocket.Accept(cw, r, nil)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer ws.CloseNow()
-		c := &conn{ws: ws, sock: cw.conn}
+	ws := corkedPair(t, func(c *conn, writes *atomic.Int64) {
 		var batch [][]byte
 		for i := range frames {
 			batch = append(batch, fmt.Appendf(nil, `{"n":%d,"pad":%q}`, i, strings.Repeat("x", 300*i)))
 		}
-		before := cl.writes.Load()
+		before := writes.Load()
 		if err := c.writeBatch(batch); err != nil {
 			t.Error(err)
 		}
-		batchWrites <- cl.writes.Load() - before
-		ws.Close(websocket.StatusNormalClosure, "")
-	}))
-	hs.Listener = cl
-	hs.Start()
-	defer hs.Close()
-
+		batchWrites <- writes.Load() - before
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.CloseNow()
 	for i := range frames {
 		_, data, err := ws.Read(ctx)
 		if err != nil {
@@ -100,20 +111,12 @@ func TestBatchIsOneWrite(t *testing.T) {
 // in its order.
 func TestCorkWithOtherWriters(t *testing.T) {
 	const batches, batchLen, others = 50, 10, 200
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cw := &corkingWriter{ResponseWriter: w}
-		ws, err := websocket.Accept(cw, r, nil)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer ws.CloseNow()
-		c := &conn{ws: ws, sock: cw.conn}
+	ws := corkedPair(t, func(c *conn, _ *atomic.Int64) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			for i := range others {
-				if err := ws.Write(context.Background(), websocket.MessageText, fmt.Appendf(nil, "o%d", i)); err != nil {
+				if err := c.ws.Write(context.Background(), websocket.MessageText, fmt.Appendf(nil, "o%d", i)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -126,21 +129,13 @@ func TestCorkWithOtherWriters(t *testing.T) {
 			}
 			if err := c.writeBatch(batch); err != nil {
 				t.Error(err)
-				return
+				break
 			}
 		}
 		<-done
-		ws.Close(websocket.StatusNormalClosure, "")
-	}))
-	defer hs.Close()
-
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.CloseNow()
 	next := map[byte]int{'b': 0, 'o': 0}
 	for range batches*batchLen + others {
 		_, data, err := ws.Read(ctx)
@@ -168,34 +163,16 @@ func BenchmarkBatch(b *testing.B) {
 			name = "per-frame"
 		}
 		b.Run(name, func(b *testing.B) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			cl := &countingListener{Listener: ln}
 			ready := make(chan *conn, 1)
+			var counted *atomic.Int64
 			finished := make(chan struct{})
-			hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				cw := &corkingWriter{ResponseWriter: w}
-				ws, err := websocket.Accept(cw, r, nil)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				defer ws.CloseNow()
-				ready <- &conn{ws: ws, sock: cw.conn}
+			client := corkedPair(b, func(c *conn, writes *atomic.Int64) {
+				counted = writes
+				ready <- c
 				<-finished
-			}))
-			hs.Listener = cl
-			hs.Start()
-			defer hs.Close()
+			})
 			defer close(finished)
 			ctx := context.Background()
-			client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer client.CloseNow()
 			read := make(chan error, 1)
 			go func() {
 				for range b.N * len(batch) {
@@ -207,9 +184,10 @@ func BenchmarkBatch(b *testing.B) {
 				read <- nil
 			}()
 			c := <-ready
-			before := cl.writes.Load()
+			before := counted.Load()
 			b.ReportAllocs()
 			b.ResetTimer()
+			var err error
 			for range b.N {
 				if corked {
 					err = c.writeBatch(batch)
@@ -228,7 +206,7 @@ func BenchmarkBatch(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(cl.writes.Load()-before)/float64(b.N), "writes/op")
+			b.ReportMetric(float64(counted.Load()-before)/float64(b.N), "writes/op")
 		})
 	}
 }
