@@ -14,7 +14,9 @@ import (
 // Bench runs b.N interaction cycles against s: the store operations of one
 // conversation whose turn parks on a card and resumes after a submit.
 func Bench(b *testing.B, s store.Store) {
-	ctx := context.Background()
+	// Cancellable, as the server's are.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
