@@ -505,14 +505,14 @@ func (s *Store) write(ctx context.Context, atomic bool, fn func(executor) error)
 		return s.commits.run(ctx, fn)
 	}
 	if !atomic {
-		return fn(s.db)
+		return fn(sqlExecutor{s.db})
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(sqlExecutor{tx}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -380,7 +381,8 @@ func TestConcurrentCyclesSmallPool(t *testing.T) {
 	}
 }
 
-// SQLite's statements are prepared once by the pool and kept there;
+// SQLite's statements are prepared once and kept: the reads' by the reader
+// pool, the writes' by the group commit on the writer's connection.
 // PostgreSQL's are left to pgx, which prepares each on a connection the
 // first time it runs there and keeps it.
 func TestStatementCaches(t *testing.T) {
@@ -392,16 +394,24 @@ func TestStatementCaches(t *testing.T) {
 				t.Fatal(err)
 			}
 			postgres := s.dialect == dialectPostgres
-			for name, p := range map[string]*pool{"writer": s.db, "reader": s.rdb} {
+			kept := func(p *pool) int {
 				p.mu.Lock()
-				kept := len(p.stmts)
-				p.mu.Unlock()
-				if postgres != (kept == 0) {
-					t.Errorf("the %s pool keeps %d statements", name, kept)
-				}
+				defer p.mu.Unlock()
+				return len(p.stmts)
 			}
 			if !postgres {
+				if n := len(s.commits.raw.stmts); n < 5 {
+					t.Errorf("the group commit keeps %d statements", n)
+				}
+				if n := kept(s.rdb); n == 0 {
+					t.Error("the reader pool keeps no statement")
+				}
 				return
+			}
+			for name, p := range map[string]*pool{"writer": s.db, "reader": s.rdb} {
+				if n := kept(p); n != 0 {
+					t.Errorf("the %s pool keeps %d statements", name, n)
+				}
 			}
 			conn, err := s.db.Conn(ctx)
 			if err != nil {
@@ -473,5 +483,40 @@ func TestCheckpointOffTheWritePath(t *testing.T) {
 	}
 	if n := len(results); n != 0 {
 		t.Errorf("%d checkpoints more than one per 5 writes", n)
+	}
+}
+
+// The group commit scans its rows itself (rawRow): each destination the
+// writes use gets SQLite's values as database/sql would store them, and
+// what it cannot store is an error, never a panic.
+func TestRawRowScan(t *testing.T) {
+	var (
+		s       string
+		n       int
+		n64     int64
+		b, b2   bool
+		ns      sql.NullString
+		ni, ni2 sql.NullInt64
+	)
+	r := rawRow{vals: []driver.Value{"text", int64(7), int64(-1), int64(1), int64(0), nil, int64(5), nil}}
+	if err := r.Scan(&s, &n, &n64, &b, &b2, &ns, &ni, &ni2); err != nil {
+		t.Fatal(err)
+	}
+	if s != "text" || n != 7 || n64 != -1 || !b || b2 || ns.Valid || ni != (sql.NullInt64{Int64: 5, Valid: true}) || ni2.Valid {
+		t.Errorf("scanned %q %d %d %v %v %v %v %v", s, n, n64, b, b2, ns, ni, ni2)
+	}
+	for _, bad := range []struct {
+		val  driver.Value
+		dest any
+	}{{nil, &s}, {"x", &n}, {1.5, &n64}, {"yes", &b}, {int64(1), new(time.Time)}} {
+		if err := (rawRow{vals: []driver.Value{bad.val}}).Scan(bad.dest); err == nil {
+			t.Errorf("%#v into %T: no error", bad.val, bad.dest)
+		}
+	}
+	if err := (rawRow{vals: []driver.Value{"a", "b"}}).Scan(&s); err == nil {
+		t.Error("two columns into one destination: no error")
+	}
+	if err := (rawRow{err: sql.ErrNoRows}).Scan(&s); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("no row: %v", err)
 	}
 }
