@@ -281,7 +281,8 @@ func BenchmarkParallelSQLite(b *testing.B) {
 	}{{"one-connection", -1}, {"readers-4", 4}, {"readers-8", 8}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := openCfg(b, sqliteDSN(b), config{readers: bc.readers})
-			ctx := context.Background()
+			ctx, cancel := context.WithCancel(context.Background()) // as the server's
+			defer cancel()
 			var mu sync.Mutex
 			n := 0
 			b.ReportAllocs()

@@ -12,7 +12,10 @@ import (
 
 // pool is a *sql.DB that, on SQLite, prepares each statement once and keeps
 // it: SQLite otherwise parses every query on every call, which was a fifth
-// of a cycle's CPU under load. On PostgreSQL it is the *sql.DB as it is:
+// of a cycle's CPU under load. Its SQLite statements run without the
+// caller's cancellation: every query the store makes is short and bounded
+// by a limit, and a cancellable context cost each query two goroutines
+// (the driver's, to interrupt it, and database/sql's, to close its rows). On PostgreSQL it is the *sql.DB as it is:
 // pgx keeps a statement cache of its own on each connection (its default
 // exec mode), and a second cache above it only prepared every statement
 // twice, and once deadlocked a small pool (36bfb93).
@@ -63,7 +66,7 @@ func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.ExecContext(context.WithoutCancel(ctx), args...)
 }
 
 func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -74,7 +77,7 @@ func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sq
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	return st.QueryContext(context.WithoutCancel(ctx), args...)
 }
 
 // QueryRowContext falls back to an unprepared query when preparing fails,
@@ -87,7 +90,7 @@ func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *
 	if err != nil {
 		return p.DB.QueryRowContext(ctx, query, args...)
 	}
-	return st.QueryRowContext(ctx, args...)
+	return st.QueryRowContext(context.WithoutCancel(ctx), args...)
 }
 
 // Close closes the prepared statements and the pool.

@@ -73,7 +73,8 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 // sub-benchmark opens a fresh store with open and, where an operation
 // needs records to act on, makes them before the timer starts.
 func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background()) // as the server's
+	defer cancel()
 	now := time.Now()
 	call := store.ToolCall{ID: "call", Name: "request_choices", Arguments: string(cycleSpec)}
 	park := func(conv string) *store.Park {
