@@ -58,8 +58,9 @@ type Turn struct {
 	// Read from the store when a run needs them, then kept up to date by
 	// the turn itself (and kept across a park, see inherit): the
 	// conversation and the model's view of its history.
-	conv *store.Conversation
-	log  []*store.Message
+	conv   *store.Conversation
+	log    []*store.Message
+	stored bool // the user message is in the store already (NewFirstTurn)
 
 	raised *kindkit.Spec // the spec of the raise that parks, for waiting
 
@@ -81,6 +82,23 @@ const (
 // message that Start will store; requestID names it on the wire.
 func (e *Engine) NewTurn(f Follower, sess *store.Session, requestID string) *Turn {
 	return e.newTurn(f, sess, store.TurnState{RequestID: requestID})
+}
+
+// NewFirstTurn is NewTurn for the first message of conv, a conversation
+// made in this process, of which sess is a session. It stores the message
+// at once, in one write that finds conv as it was made (Store.AppendFirst),
+// and the turn then knows its conversation and its history without reading
+// them. It returns nil, having stored nothing, when conv was touched since:
+// NewTurn is the way then.
+func (e *Engine) NewFirstTurn(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, requestID, text string) (*Turn, error) {
+	t := e.NewTurn(f, sess, requestID)
+	msg := t.userMessage(text)
+	if ok, err := e.cfg.Store.AppendFirst(ctx, conv, msg); err != nil || !ok {
+		t.cancel()
+		return nil, err
+	}
+	t.conv, t.log, t.stored = conv, []*store.Message{msg}, true
+	return t, nil
 }
 
 func (e *Engine) newTurn(f Follower, sess *store.Session, state store.TurnState) *Turn {
@@ -128,20 +146,25 @@ func (t *Turn) WaitsOn() (*store.Park, *kindkit.Spec) {
 	return nil, nil
 }
 
-// Start stores the person's message, looks up the knowledge for it, and
-// runs the turn.
+// Start stores the person's message (unless NewFirstTurn did: text is
+// the one it stored), looks up the knowledge for it, and runs the turn.
 func (t *Turn) Start(text string) {
 	t.eng.metrics.TurnStarted()
 	t.goRun(func() {
 		t.state.Citations = t.eng.cite(text)
-		msg := &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
-			Text: text, CreatedAt: t.eng.clock.Now().UTC()}
-		if err := t.save(store.Step{Messages: []*store.Message{msg}}); err != nil {
-			t.fail(err)
-			return
+		if !t.stored {
+			if err := t.save(store.Step{Messages: []*store.Message{t.userMessage(text)}}); err != nil {
+				t.fail(err)
+				return
+			}
 		}
 		t.run()
 	})
+}
+
+func (t *Turn) userMessage(text string) *store.Message {
+	return &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
+		Text: text, CreatedAt: t.eng.clock.Now().UTC()}
 }
 
 // goRun runs the turn on a worker; a panic ends the turn with

@@ -127,6 +127,12 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		c.sessions = map[string]*store.Session{}
 	}
 	c.sessions[sess.ID] = sess
+	if created {
+		if c.made == nil {
+			c.made = map[string]*store.Conversation{}
+		}
+		c.made[conv.ID] = conv
+	}
 	// Watched from before the ack, so nothing the conversation's turns say
 	// from then on is missed; heard only after the ack and the card.
 	c.watch(conv.ID)
@@ -251,27 +257,48 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 		c.send(inProgress) // one turn per connection
 		return
 	}
-	p, err := c.srv.cfg.Store.PendingPark(ctx, sess.ConversationID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		c.internalError(requestID, err, "load park")
+	t, err := c.firstTurn(ctx, sess, requestID, f.Message)
+	if err != nil {
+		c.internalError(requestID, err, "store message")
 		return
-	case p.SessionID == sess.ID && f.Withdraw != p.ID:
-		c.send(inProgress)
-		return
-	default:
-		if _, err := c.srv.engine.Withdraw(ctx, p); err != nil {
-			c.internalError(requestID, err, "withdraw park")
-			return
-		}
 	}
-	t := c.srv.engine.NewTurn(c, sess, requestID)
+	if t == nil {
+		p, err := c.srv.cfg.Store.PendingPark(ctx, sess.ConversationID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			c.internalError(requestID, err, "load park")
+			return
+		case p.SessionID == sess.ID && f.Withdraw != p.ID:
+			c.send(inProgress)
+			return
+		default:
+			if _, err := c.srv.engine.Withdraw(ctx, p); err != nil {
+				c.internalError(requestID, err, "withdraw park")
+				return
+			}
+		}
+		t = c.srv.engine.NewTurn(c, sess, requestID)
+	}
 	c.mu.Lock()
 	c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
 	c.active = t
 	c.mu.Unlock()
 	t.Start(f.Message)
+}
+
+// firstTurn is the turn of the first message to a conversation this
+// connection made, with the message stored, when nothing has happened to
+// the conversation since (Engine.NewFirstTurn): then no park can be
+// pending, and the turn reads neither its conversation nor its history.
+// nil otherwise; each conversation is tried once.
+func (c *conn) firstTurn(ctx context.Context, sess *store.Session, requestID, text string) (*agent.Turn, error) {
+	conv := c.made[sess.ConversationID]
+	if conv == nil {
+		return nil, nil
+	}
+	delete(c.made, sess.ConversationID)
+	return c.srv.engine.NewFirstTurn(ctx, c, sess, conv, requestID, text)
 }
 
 // submitInteraction runs the checks of PROTOCOL.md §2.5 in order.

@@ -18,14 +18,15 @@ import (
 type conn struct {
 	srv       *Server
 	ws        *websocket.Conn
-	sock      *corkConn                 // ws's connection, which the writer corks for each batch
-	auth      bool                      // tokens are checked: conversations are scoped to their owner
-	principal Principal                 // zero when anonymous
-	ip        string                    // the client's address
-	sessions  map[string]*store.Session // the sessions this connection created, read by its reader only
-	watching  map[string]bool           // the conversations it has sessions on, read by its reader only
-	frames    *rate.Limiter             // the frames it may send
-	keepTurns bool                      // its turns outlive it (keepTurns), read by its reader only
+	sock      *corkConn                      // ws's connection, which the writer corks for each batch
+	auth      bool                           // tokens are checked: conversations are scoped to their owner
+	principal Principal                      // zero when anonymous
+	ip        string                         // the client's address
+	sessions  map[string]*store.Session      // the sessions this connection created, read by its reader only
+	made      map[string]*store.Conversation // the conversations it made and sent no message to yet, read by its reader only
+	watching  map[string]bool                // the conversations it has sessions on, read by its reader only
+	frames    *rate.Limiter                  // the frames it may send
+	keepTurns bool                           // its turns outlive it (keepTurns), read by its reader only
 
 	mu       sync.Mutex
 	queue    [][]byte

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -164,6 +165,61 @@ func TestMessageWithdrawsCard(t *testing.T) {
 	}
 	if !strings.Contains(result, `"status":"withdrawn"`) {
 		t.Errorf("the model read %q for the withdrawn card's call", result)
+	}
+}
+
+// The first message of the tab that made the conversation, after another
+// tab's turn parked on it, goes the usual way: the card is withdrawn, and
+// the new turn reads the conversation and its history as they are now.
+func TestFirstMessageAfterAnotherTab(t *testing.T) {
+	m := &historyModel{}
+	_, url := startServer(t, server.Config{Model: m})
+	a, b := dial(t, url), dial(t, url)
+	sidA, sidB, _ := tabs(t, a, b, `["choice_chips"]`)
+	b.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidB + `","message":"quote"}`)
+	b.Expect("immediate_response", "interaction_required", "stream_chunk")
+	a.Expect("interaction_required", "stream_chunk") // live, as a watcher
+
+	a.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sidA + `","message":"never mind"}`)
+	if ev := a.Expect("cancelled", "immediate_response"); ev[0]["requestId"] != "T" || ev[1]["requestId"] != "T2" {
+		t.Fatalf("the making tab's first message: %v", ev)
+	}
+	// The model is past its card (position 1): it answers.
+	if text, end := a.Turn(); text != "ok" || end["type"] != "eventual_response" {
+		t.Errorf("its turn: %q, %v", text, end)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var said []string
+	for _, msg := range m.seen {
+		if msg.Role == store.RoleUser {
+			said = append(said, msg.Text)
+		}
+	}
+	if want := []string{"quote", "never mind"}; !slices.Equal(said, want) {
+		t.Errorf("the model read the user messages %q, want %q", said, want)
+	}
+}
+
+// The first message of the tab that made the conversation, after another
+// tab declared other capabilities, runs with the new ones: no card.
+func TestFirstMessageAfterNewSupports(t *testing.T) {
+	_, url := startServer(t, server.Config{Model: &historyModel{}})
+	a, b := dial(t, url), dial(t, url)
+	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
+	ack := a.Expect("immediate_response")[0]
+	sidA, conv := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
+	resumeConversation(b, conv, `[]`)
+
+	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"quote"}`)
+	a.Expect("immediate_response")
+	for {
+		switch ev := a.Next(); ev["type"] {
+		case "interaction_required":
+			t.Fatalf("a card for a conversation that no longer supports it: %v", ev)
+		case "eventual_response":
+			return
+		}
 	}
 }
 

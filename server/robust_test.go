@@ -312,8 +312,8 @@ func TestDrainWhenClientsVanish(t *testing.T) {
 	}
 }
 
-// gateStore holds the first PendingPark after arm until release: the
-// reader is then inside a send_message.
+// gateStore holds the first PendingPark or AppendFirst after arm until
+// release: the reader is then inside a send_message.
 type gateStore struct {
 	store.Store
 	armed   atomic.Bool
@@ -321,12 +321,21 @@ type gateStore struct {
 	release chan struct{}
 }
 
-func (g *gateStore) PendingPark(ctx context.Context, conv string) (*store.Park, error) {
+func (g *gateStore) gate() {
 	if g.armed.CompareAndSwap(true, false) {
 		close(g.inside)
 		<-g.release
 	}
+}
+
+func (g *gateStore) PendingPark(ctx context.Context, conv string) (*store.Park, error) {
+	g.gate()
 	return g.Store.PendingPark(ctx, conv)
+}
+
+func (g *gateStore) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
+	g.gate()
+	return g.Store.AppendFirst(ctx, c, m)
 }
 
 // A send_message read just before the drain is in flight: the drain waits

@@ -262,6 +262,13 @@ type Store interface {
 	SetContact(ctx context.Context, sessionID, name, email, phone string) error
 
 	AppendMessages(ctx context.Context, msgs ...*Message) error
+	// AppendFirst appends m to conversation c when nothing has happened
+	// to c since it was made: no message, no pending park, and the
+	// supports and model position c has. Check and append are one atomic
+	// write, so a turn that gets ok knows its conversation (c) and its
+	// history (m) without reading them. ok is false, and nothing is
+	// written, when c was touched or does not exist.
+	AppendFirst(ctx context.Context, c *Conversation, m *Message) (ok bool, err error)
 	// Messages returns up to limit messages of the given roles, newest
 	// first, older than the message before (all when before is ""), and
 	// whether older ones remain. ErrNotFound when before is not in the

@@ -36,6 +36,7 @@ const (
 	opSession
 	opSetContact
 	opAppendMessages
+	opAppendFirst
 	opMessages
 	opSavePark
 	opPendingPark
@@ -50,7 +51,7 @@ const (
 )
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
-	"create_session", "session", "set_contact", "append_messages", "messages", "save_park", "pending_park", "take_park",
+	"create_session", "session", "set_contact", "append_messages", "append_first", "messages", "save_park", "pending_park", "take_park",
 	"expired_parks", "ended_parks", "save_step", "renew_lease", "owed_turns", "claim_turn"}
 
 // Store returns s with every operation timed. A store that is
@@ -117,6 +118,11 @@ func (t *timedStore) SetContact(ctx context.Context, sessionID, name, email, pho
 func (t *timedStore) AppendMessages(ctx context.Context, msgs ...*store.Message) error {
 	defer t.since(opAppendMessages, time.Now())
 	return t.s.AppendMessages(ctx, msgs...)
+}
+
+func (t *timedStore) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
+	defer t.since(opAppendFirst, time.Now())
+	return t.s.AppendFirst(ctx, c, m)
 }
 
 func (t *timedStore) Messages(ctx context.Context, conversationID string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {

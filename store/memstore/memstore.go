@@ -293,6 +293,17 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*store.Message) error 
 	return nil
 }
 
+func (s *Store) AppendFirst(_ context.Context, c *store.Conversation, m *store.Message) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	conv, ok := s.convs[c.ID]
+	if !ok || len(conv.messages) > 0 || conv.pending != "" || conv.ModelPos != c.ModelPos || !slices.Equal(conv.Supports, c.Supports) {
+		return false, nil
+	}
+	s.appendLocked(conv, []*store.Message{m})
+	return true, nil
+}
+
 // appendLocked appends msgs, which the caller made for conversation c.
 func (s *Store) appendLocked(c *conversation, msgs []*store.Message) {
 	for _, m := range msgs {

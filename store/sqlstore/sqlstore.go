@@ -654,6 +654,44 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 	return nil
 }
 
+// appendFirst inserts message $1 to $9 (as insertMessage has them) when
+// its conversation has model position $10 and supports $11 (NULL: none;
+// a JSON array is never empty text) and neither messages nor a pending park: both
+// are found by the conversation's key on its indexes' first entries.
+const appendFirst = `INSERT INTO messages (` + messageCols + `, ck)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, c.ck FROM conversations c
+	WHERE c.id = $2 AND c.model_pos = $10 AND COALESCE(c.supports, '') = COALESCE($11, '')
+		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.ck = c.ck)
+		AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.state = 'pending')`
+
+// AppendFirst checks and appends in one statement. On PostgreSQL the
+// statement sees what was committed when it began (READ COMMITTED), as a
+// read of the history at that moment would.
+func (s *Store) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
+	calls, err := jsonText(m.ToolCalls)
+	if err != nil {
+		return false, s.wrap("append first message", err)
+	}
+	created, err := nanos(m.CreatedAt)
+	if err != nil {
+		return false, s.wrap("append first message", err)
+	}
+	supports, err := jsonText(c.Supports)
+	if err != nil {
+		return false, s.wrap("append first message", err)
+	}
+	res, err := s.exec(ctx, appendFirst, m.ID, c.ID, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID),
+		store.Text(m.ToolName), m.IsError, created, c.ModelPos, supports)
+	if err != nil {
+		return false, s.wrap("append first message", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.wrap("append first message", err)
+	}
+	return n == 1, nil
+}
+
 func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
 	cursor := int64(math.MaxInt64)
 	if before != "" {

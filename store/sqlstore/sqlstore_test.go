@@ -394,6 +394,9 @@ func TestStatementCaches(t *testing.T) {
 			if err := storetest.Cycle(ctx, s, "cached"); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := s.Conversation(ctx, "cached"); err != nil { // a cycle reads nothing
+				t.Fatal(err)
+			}
 			postgres := s.dialect == dialectPostgres
 			kept := func(p *pool) int {
 				p.mu.Lock()

@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -29,30 +31,28 @@ func Bench(b *testing.B, s store.Store) {
 var cycleSpec = json.RawMessage(`{"question":"Which plan?","options":[{"id":"basic","label":"Basic"},{"id":"pro","label":"Pro"}]}`)
 
 // Cycle does, under ids prefixed with id, what the server does in one
-// interaction cycle, in its five writes: create a conversation with its
-// session, append the user's message, park the turn with the model step
-// that raised it, look the park up (the submit), take it with its tool
-// result, and store the model's answer and the reply as the turn's last
-// step.
+// interaction cycle, in its five writes and no read: create a conversation
+// with its session, append the user's message as its first, park the turn
+// with the model step that raised it, take the park (the submit) with its
+// tool result, and store the model's answer and the reply as the turn's
+// last step.
 func Cycle(ctx context.Context, s store.Store, id string) error {
 	now := time.Now()
-	if err := s.CreateConversation(ctx, &store.Conversation{ID: id, CreatedAt: now}, &store.Session{ID: id + "-s", ConversationID: id,
+	conv := &store.Conversation{ID: id, Supports: []string{"choice_chips"}, CreatedAt: now}
+	if err := s.CreateConversation(ctx, conv, &store.Session{ID: id + "-s", ConversationID: id,
 		AgentID: "agent", AgentName: "Agent", UserParticipantID: id + "-up", AgentParticipantID: id + "-ap"}); err != nil {
 		return err
 	}
-	if err := s.AppendMessages(ctx, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
-		Text: "I want to upgrade my plan", CreatedAt: now}); err != nil {
-		return err
+	if ok, err := s.AppendFirst(ctx, conv, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
+		Text: "I want to upgrade my plan", CreatedAt: now}); err != nil || !ok {
+		return cmp.Or(err, errors.New("AppendFirst on a new conversation: not ok"))
 	}
 	call := store.ToolCall{ID: id + "-call", Name: "raise_choices", Arguments: string(cycleSpec)}
-	if _, err := s.SavePark(ctx, &store.Park{ID: id + "-p", Type: store.ParkInteraction, ConversationID: id, SessionID: id + "-s",
+	p := &store.Park{ID: id + "-p", Type: store.ParkInteraction, ConversationID: id, SessionID: id + "-s",
 		Kind: "choices", Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(10 * time.Minute),
-		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}, nil,
+		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}
+	if _, err := s.SavePark(ctx, p, nil,
 		&store.Message{ID: id + "-m2", ConversationID: id, Role: store.RoleAssistant, ToolCalls: []store.ToolCall{call}, CreatedAt: now}); err != nil {
-		return err
-	}
-	p, err := s.PendingPark(ctx, id)
-	if err != nil {
 		return err
 	}
 	lease := store.Lease{ParkID: p.ID, Owner: "bench", Until: now.Add(time.Minute)}
@@ -117,6 +117,18 @@ func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
 		}},
 		{"append_message", func(b *testing.B, s store.Store) { conv(b, s, "c", false) }, func(s store.Store, i int) error {
 			return s.AppendMessages(ctx, msg("c", "m"+strconv.Itoa(i), store.RoleUser))
+		}},
+		{"append_first", func(b *testing.B, s store.Store) {
+			for i := range b.N {
+				conv(b, s, "c"+strconv.Itoa(i), false)
+			}
+		}, func(s store.Store, i int) error {
+			c := "c" + strconv.Itoa(i)
+			ok, err := s.AppendFirst(ctx, &store.Conversation{ID: c, Supports: []string{"choice_chips"}}, msg(c, c+"-m", store.RoleUser))
+			if err == nil && !ok {
+				err = store.ErrNotFound
+			}
+			return err
 		}},
 		{"save_park", func(b *testing.B, s store.Store) {
 			for i := range b.N {

@@ -20,6 +20,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MessagesRoundTrip", testMessagesRoundTrip},
 		{"MessagesPaging", testMessagesPaging},
 		{"MessagesErrors", testMessagesErrors},
+		{"AppendFirst", testAppendFirst},
 		{"ParkRoundTrip", testParkRoundTrip},
 		{"ParkReplaced", testParkReplaced},
 		{"ParkWithMessages", testParkWithMessages},
@@ -442,6 +444,66 @@ func testMessagesErrors(t *testing.T, s store.Store) {
 	wantNotFound(t, "Messages(unknown conversation)", err)
 	err = s.AppendMessages(ctx, &store.Message{ID: "x", ConversationID: "nope", Role: store.RoleUser})
 	wantNotFound(t, "AppendMessages(unknown conversation)", err)
+}
+
+// AppendFirst appends a conversation's first message while the
+// conversation is as it was made, and writes nothing once it was touched.
+func testAppendFirst(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	first := func(c *store.Conversation, id string) bool {
+		t.Helper()
+		ok, err := s.AppendFirst(ctx, c, &store.Message{ID: id, ConversationID: c.ID, Role: store.RoleUser, Text: "hi ✓", CreatedAt: at(1)})
+		must(t, err)
+		return ok
+	}
+	stored := func(conv string) []*store.Message {
+		t.Helper()
+		msgs, _, err := s.Messages(ctx, conv, nil, "", 10)
+		must(t, err)
+		return msgs
+	}
+
+	c := newConv(t, s, "c1")
+	if !first(c, "m1") {
+		t.Fatal("AppendFirst on a new conversation = false")
+	}
+	want := []*store.Message{{ID: "m1", ConversationID: "c1", Role: store.RoleUser, Text: "hi ✓", CreatedAt: at(1)}}
+	if d := cmp.Diff(want, stored("c1"), opts); d != "" {
+		t.Errorf("history after AppendFirst (-want +got):\n%s", d)
+	}
+	if first(c, "m2") {
+		t.Error("a second AppendFirst = true")
+	}
+	bare := &store.Conversation{ID: "c2", CreatedAt: at(0)} // no supports: NULL, not []
+	must(t, s.CreateConversation(ctx, bare))
+	if !first(bare, "m1") {
+		t.Error("AppendFirst on a new conversation without supports = false")
+	}
+	if first(&store.Conversation{ID: "nope"}, "m1") {
+		t.Error("AppendFirst on an unknown conversation = true")
+	}
+
+	for name, touch := range map[string]func(id string) error{
+		"a message": func(id string) error { return s.AppendMessages(ctx, history(id, 0, 1)...) },
+		"a pending park": func(id string) error {
+			_, err := s.SavePark(ctx, newPark(id, "p-"+id, time.Time{}), nil)
+			return err
+		},
+		"other supports":     func(id string) error { return s.SetSupports(ctx, id, []string{"choices"}) },
+		"supports cleared":   func(id string) error { return s.SetSupports(ctx, id, nil) },
+		"another model step": func(id string) error { return s.SetModelPos(ctx, id, 4) },
+	} {
+		id := "touched-" + strings.ReplaceAll(name, " ", "-")
+		c := newConv(t, s, id)
+		must(t, touch(id))
+		before := len(stored(id))
+		if first(c, "m1") {
+			t.Errorf("AppendFirst after %s = true", name)
+		}
+		if n := len(stored(id)); n != before {
+			t.Errorf("AppendFirst after %s: %d messages, want %d", name, n, before)
+		}
+	}
 }
 
 func newPark(conv, id string, deadline time.Time) *store.Park {

@@ -68,6 +68,11 @@ func (w *Writes) AppendMessages(ctx context.Context, msgs ...*store.Message) err
 	return w.Store.AppendMessages(ctx, msgs...)
 }
 
+func (w *Writes) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
+	w.note("AppendFirst")
+	return w.Store.AppendFirst(ctx, c, m)
+}
+
 func (w *Writes) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
 	w.note("SavePark")
 	return w.Store.SavePark(ctx, p, from, msgs...)
