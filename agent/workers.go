@@ -3,6 +3,8 @@ package agent
 import (
 	"sync"
 	"time"
+
+	"github.com/kindkit/kindkit/internal/stack"
 )
 
 // workerIdle is how long a worker waits for the next run before it exits.
@@ -41,6 +43,9 @@ func (w *workers) loop(fn func()) {
 	idle := time.NewTimer(w.idle)
 	defer idle.Stop()
 	for {
+		// A new worker's stack is small, and a GC shrinks an idle one: a
+		// run's kind validator would grow it deep in its recursion.
+		stack.Grow()
 		fn()
 		idle.Reset(w.idle)
 		select {

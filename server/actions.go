@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kindkit/kindkit/internal/stack"
+
 	"github.com/google/uuid"
 
 	"github.com/kindkit/kindkit"
@@ -303,6 +305,7 @@ func (c *conn) firstTurn(ctx context.Context, sess *store.Session, requestID, te
 
 // submitInteraction runs the checks of PROTOCOL.md §2.5 in order.
 func (c *conn) submitInteraction(ctx context.Context, f *frame) {
+	stack.Grow() // for the kind's validator, before the stack is deep
 	s := c.srv
 	if f.RequestID == "" {
 		c.send(errorEvent("", codeValidation, "submit_interaction requires a 'requestId'"))
