@@ -21,6 +21,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -76,6 +77,7 @@ type config struct {
 	upTo       int   // apply migrations up to this version only; 0: all
 	readers    int   // SQLite: read connections beside the writer; 0: defaultReaders, -1: none
 	checkpoint int   // SQLite file: writes between checkpoints; 0: checkpointEvery
+	walLimit   int   // SQLite file: WAL frames before the committer catches up; 0: walLimit
 	// checkpointed, when set, hears each checkpoint's result (tests).
 	checkpointed func(walFrames, copied int, err error)
 }
@@ -183,21 +185,15 @@ func openSQLite(path string, cfg config) (*Store, error) {
 	}
 	s := &Store{dialect: dialectSQLite, db: sqlDB(w, 1)}
 	s.rdb = s.db
-	var kick func()
 	if !memory {
 		c, err := sqlite.NewConnector(path + sep + params)
 		if err != nil {
 			s.db.Close()
 			return nil, fmt.Errorf("sqlstore: open sqlite: %w", err)
 		}
-		s.ckpt = newCheckpointer(sqlDB(c, 1), cfg.checkpointed)
-		kick = s.ckpt.kick
+		s.ckpt = newCheckpointer(sqlDB(c, 1), cmp.Or(cfg.walLimit, walLimit), cfg.checkpointed)
 	}
-	every := cfg.checkpoint
-	if every == 0 {
-		every = checkpointEvery
-	}
-	s.commits = newCommitter(s.db, every, kick)
+	s.commits = newCommitter(s.db, cmp.Or(cfg.checkpoint, checkpointEvery), s.ckpt)
 	n := cfg.readers
 	if n == 0 {
 		n = defaultReaders

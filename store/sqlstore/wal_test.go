@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -81,6 +83,44 @@ func TestIndexesByConversationKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWALStartsOver: under steady concurrent writes the WAL stays near
+// its limit. Each checkpoint copies what was there when it began, and the
+// writes go on meanwhile; without the committer's catch-up no checkpoint
+// had every frame, SQLite never started the WAL over, and it grew by every
+// write (here to some 10,000 frames, 40 MB).
+func TestWALStartsOver(t *testing.T) {
+	const limit = 300
+	dsn := sqliteDSN(t)
+	s := openCfg(t, dsn, config{checkpoint: 20, walLimit: limit})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 60 {
+				if err := storetest.Cycle(ctx, s, uuid.NewString()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var longest float64
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-time.After(time.Millisecond):
+		}
+		longest = max(longest, walFrames(t, dsn))
+	}
+	t.Logf("the WAL's longest: %.0f frames", longest)
+	if longest > 4*limit {
+		t.Errorf("the WAL grew to %.0f frames; want it started over near %d", longest, limit)
 	}
 }
 
