@@ -78,7 +78,8 @@ type config struct {
 	readers    int   // SQLite: read connections beside the writer; 0: defaultReaders, -1: none
 	checkpoint int   // SQLite file: writes between checkpoints; 0: checkpointEvery
 	walLimit   int   // SQLite file: WAL frames before the committer catches up; 0: walLimit
-	// checkpointed, when set, hears each checkpoint's result (tests).
+	// checkpointed, when set, hears each checkpoint's result (tests), from
+	// the checkpointer or the committer.
 	checkpointed func(walFrames, copied int, err error)
 }
 
@@ -651,9 +652,9 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 }
 
 // appendFirst inserts message $1 to $9 (as insertMessage has them) when
-// its conversation has model position $10 and supports $11 (NULL: none;
-// a JSON array is never empty text) and neither messages nor a pending park: both
-// are found by the conversation's key on its indexes' first entries.
+// its conversation has model position $10 and supports $11 (NULL: none; a
+// JSON array is never empty text) and neither messages nor a pending park,
+// both found by the conversation's key at the start of their indexes.
 const appendFirst = `INSERT INTO messages (` + messageCols + `, ck)
 	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, c.ck FROM conversations c
 	WHERE c.id = $2 AND c.model_pos = $10 AND COALESCE(c.supports, '') = COALESCE($11, '')

@@ -492,9 +492,10 @@ type checkpointer struct {
 	err     error
 
 	// long is set when a checkpoint found the WAL longer than limit
-	// frames, for the committer to catch up with it (committer.catchUp).
-	limit int
+	// (walLimit) frames, for the committer to catch up with it
+	// (committer.catchUp).
 	long  atomic.Bool
+	limit int
 }
 
 // walLimit is how many frames the WAL may hold before the committer
