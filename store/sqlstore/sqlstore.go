@@ -780,16 +780,16 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 	}
 	var replaced string
 	err = s.write(ctx, true, func(tx executor) error {
-		// Lock the conversation so that concurrent saves queue up instead
-		// of both missing the other's park and then colliding on the
-		// unique index. (SQLite needs no row lock: it has one writer.)
-		lock := `SELECT 1 FROM conversations WHERE id = $1`
+		// On PostgreSQL, lock the conversation so that concurrent saves
+		// queue up instead of both missing the other's park and then
+		// colliding on the unique index. SQLite needs no lock (it has one
+		// writer), and a conversation that does not exist fails the park's
+		// foreign key, as ErrNotFound.
 		if s.dialect == dialectPostgres {
-			lock += ` FOR UPDATE`
-		}
-		var one int
-		if err := tx.QueryRowContext(ctx, lock, p.ConversationID).Scan(&one); err != nil {
-			return err
+			var one int
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, p.ConversationID).Scan(&one); err != nil {
+				return err
+			}
 		}
 		if from != nil {
 			if err := release(ctx, tx, *from); err != nil {
