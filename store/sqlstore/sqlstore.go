@@ -621,25 +621,34 @@ func (s *Store) insertAll(ctx context.Context, ex executor, conv string, msgs []
 	return nil
 }
 
+// appendMessageArgs appends the nine parameters insertMessage has for m,
+// a message of conversation conv.
+func appendMessageArgs(args []any, m *store.Message, conv string) ([]any, error) {
+	calls, err := jsonText(m.ToolCalls)
+	if err != nil {
+		return nil, err
+	}
+	created, err := nanos(m.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	return append(args, m.ID, conv, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID), store.Text(m.ToolName), m.IsError, created), nil
+}
+
 func (s *Store) insertMessages(ctx context.Context, db executor, conv string, msgs []*store.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
 	args := make([]any, 0, 9*len(msgs))
 	for _, m := range msgs {
-		calls, err := jsonText(m.ToolCalls)
-		if err != nil {
-			return s.wrap("append messages", err)
-		}
-		created, err := nanos(m.CreatedAt)
-		if err != nil {
-			return s.wrap("append messages", err)
-		}
 		to := m.ConversationID
 		if conv != "" {
 			to = conv
 		}
-		args = append(args, m.ID, to, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID), store.Text(m.ToolName), m.IsError, created)
+		var err error
+		if args, err = appendMessageArgs(args, m, to); err != nil {
+			return s.wrap("append messages", err)
+		}
 	}
 	query := insertMessage
 	if len(msgs) > 1 {
@@ -651,7 +660,7 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 	return nil
 }
 
-// appendFirst inserts message $1 to $9 (as insertMessage has them) when
+// appendFirst inserts message $1 to $9 (appendMessageArgs) when
 // its conversation has model position $10 and supports $11 (NULL: none; a
 // JSON array is never empty text) and neither messages nor a pending park,
 // both found by the conversation's key at the start of their indexes.
@@ -665,20 +674,15 @@ const appendFirst = `INSERT INTO messages (` + messageCols + `, ck)
 // statement sees what was committed when it began (READ COMMITTED), as a
 // read of the history at that moment would.
 func (s *Store) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
-	calls, err := jsonText(m.ToolCalls)
-	if err != nil {
-		return false, s.wrap("append first message", err)
-	}
-	created, err := nanos(m.CreatedAt)
-	if err != nil {
-		return false, s.wrap("append first message", err)
-	}
 	supports, err := jsonText(c.Supports)
 	if err != nil {
 		return false, s.wrap("append first message", err)
 	}
-	res, err := s.exec(ctx, appendFirst, m.ID, c.ID, string(m.Role), store.Text(m.Text), calls, store.Text(m.ToolCallID),
-		store.Text(m.ToolName), m.IsError, created, c.ModelPos, supports)
+	args, err := appendMessageArgs(make([]any, 0, 11), m, c.ID)
+	if err != nil {
+		return false, s.wrap("append first message", err)
+	}
+	res, err := s.exec(ctx, appendFirst, append(args, c.ModelPos, supports)...)
 	if err != nil {
 		return false, s.wrap("append first message", err)
 	}
