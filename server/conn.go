@@ -10,6 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/cork"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -18,7 +19,7 @@ import (
 type conn struct {
 	srv       *Server
 	ws        *websocket.Conn
-	sock      *corkConn                      // ws's connection, which the writer corks for each batch
+	sock      *cork.Conn                     // ws's connection, which sends each batch in one write
 	auth      bool                           // tokens are checked: conversations are scoped to their owner
 	principal Principal                      // zero when anonymous
 	ip        string                         // the client's address
@@ -45,7 +46,7 @@ type conn struct {
 	writerDone chan struct{}
 }
 
-func newConn(s *Server, ws *websocket.Conn, sock *corkConn) *conn {
+func newConn(s *Server, ws *websocket.Conn, sock *cork.Conn) *conn {
 	limit := rate.Limit(s.cfg.FrameRate)
 	if s.cfg.FrameRate < 0 {
 		limit = rate.Inf
@@ -227,7 +228,7 @@ func (c *conn) writeLoop() {
 		closed := c.closed
 		c.mu.Unlock()
 		watchdog.Reset(writeTimeout)
-		if err := c.writeBatch(batch); err != nil {
+		if err := c.sock.WriteBatch(c.ws, batch); err != nil {
 			watchdog.Stop()
 			c.mu.Lock()
 			c.closed = true
@@ -243,18 +244,6 @@ func (c *conn) writeLoop() {
 		clear(batch)
 		spare = batch[:0]
 	}
-}
-
-// writeBatch sends the frames of batch in one socket write.
-func (c *conn) writeBatch(batch [][]byte) error {
-	c.sock.cork()
-	for _, data := range batch {
-		if err := c.ws.Write(context.Background(), websocket.MessageText, data); err != nil {
-			c.sock.uncork() // what others wrote meanwhile, such as a close frame
-			return err
-		}
-	}
-	return c.sock.uncork()
 }
 
 // emit queues an event of turn t, unless t is no longer the connection's

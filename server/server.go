@@ -15,6 +15,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/cork"
 	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/store"
 )
@@ -215,7 +216,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.cfg.AllowedOrigins) == 0, OriginPatterns: s.cfg.AllowedOrigins}
-	cw := &corkingWriter{ResponseWriter: w}
+	cw := &cork.Writer{ResponseWriter: w}
 	ws, err := websocket.Accept(cw, r, opts)
 	if err != nil {
 		s.log.Debug("websocket accept", "err", err)
@@ -223,7 +224,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(maxFrameBytes)
-	c := newConn(s, ws, cw.conn)
+	c := newConn(s, ws, cw.Conn)
 	c.ip = remoteIP(r)
 	if len(s.cfg.AuthSecret) > 0 {
 		c.auth = true

@@ -1,4 +1,4 @@
-package server
+package cork
 
 import (
 	"context"
@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // countingListener counts the writes to the connections it accepts.
 type countingListener struct {
@@ -38,10 +41,18 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// corkedPair serves one connection on a real port, corked as the server's
-// are, and dials it: handle gets the server's side and the socket writes
-// counted so far. The server closes its side once handle returns.
-func corkedPair(tb testing.TB, handle func(c *conn, writes *atomic.Int64)) *websocket.Conn {
+// served is the server's side of a corkedPair.
+type served struct {
+	ws   *websocket.Conn
+	sock *Conn
+}
+
+func (s served) writeBatch(frames [][]byte) error { return s.sock.WriteBatch(s.ws, frames) }
+
+// corkedPair serves one connection on a real port through a Writer, and
+// dials it: handle gets the server's side and the socket writes counted so
+// far. The server closes its side once handle returns.
+func corkedPair(tb testing.TB, handle func(c served, writes *atomic.Int64)) *websocket.Conn {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -49,14 +60,14 @@ func corkedPair(tb testing.TB, handle func(c *conn, writes *atomic.Int64)) *webs
 	}
 	cl := &countingListener{Listener: ln}
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cw := &corkingWriter{ResponseWriter: w}
+		cw := &Writer{ResponseWriter: w}
 		ws, err := websocket.Accept(cw, r, nil)
 		if err != nil {
 			tb.Error(err)
 			return
 		}
 		defer ws.CloseNow()
-		handle(&conn{ws: ws, sock: cw.conn}, &cl.writes)
+		handle(served{ws, cw.Conn}, &cl.writes)
 		ws.Close(websocket.StatusNormalClosure, "")
 	}))
 	hs.Listener = cl
@@ -78,7 +89,7 @@ func corkedPair(tb testing.TB, handle func(c *conn, writes *atomic.Int64)) *webs
 func TestBatchIsOneWrite(t *testing.T) {
 	const frames = 20
 	batchWrites := make(chan int64, 1)
-	ws := corkedPair(t, func(c *conn, writes *atomic.Int64) {
+	ws := corkedPair(t, func(c served, writes *atomic.Int64) {
 		var batch [][]byte
 		for i := range frames {
 			batch = append(batch, fmt.Appendf(nil, `{"n":%d,"pad":%q}`, i, strings.Repeat("x", 300*i)))
@@ -111,7 +122,7 @@ func TestBatchIsOneWrite(t *testing.T) {
 // in its order.
 func TestCorkWithOtherWriters(t *testing.T) {
 	const batches, batchLen, others = 50, 10, 200
-	ws := corkedPair(t, func(c *conn, _ *atomic.Int64) {
+	ws := corkedPair(t, func(c served, _ *atomic.Int64) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -153,7 +164,8 @@ func TestCorkWithOtherWriters(t *testing.T) {
 }
 
 // BenchmarkBatch: the socket writes a batch of a cycle's size takes,
-// corked (writeBatch) and a write a frame (as before), on a real port.
+// corked (WriteBatch) and a write a frame (websocket.Conn's own), on a real
+// port.
 func BenchmarkBatch(b *testing.B) {
 	frame := []byte(`{"data":{"requestId":"r2","token":"Plan "},"requestId":"r2","timestamp":1764633600000,"token":"Plan ","type":"stream_token"}`)
 	batch := [][]byte{frame, frame, frame, frame, frame, frame}
@@ -163,10 +175,10 @@ func BenchmarkBatch(b *testing.B) {
 			name = "per-frame"
 		}
 		b.Run(name, func(b *testing.B) {
-			ready := make(chan *conn, 1)
+			ready := make(chan served, 1)
 			var counted *atomic.Int64
 			finished := make(chan struct{})
-			client := corkedPair(b, func(c *conn, writes *atomic.Int64) {
+			client := corkedPair(b, func(c served, writes *atomic.Int64) {
 				counted = writes
 				ready <- c
 				<-finished
