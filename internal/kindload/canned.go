@@ -15,14 +15,15 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/kindkit/kindkit/internal/cork"
 	"github.com/kindkit/kindkit/internal/debugstats"
 )
 
 // Canned is the floor: a server that answers the card flow with the bytes
 // kindkit's demo model produces and does nothing else. Each connection has
 // kindkit's shape (the reader goroutine, and one writer goroutine draining
-// an ordered queue) and keeps only the requestId of its open turn. It also
-// serves /debug/stats.
+// an ordered queue in batches, each in one socket write) and keeps only the
+// requestId of its open turn. It also serves /debug/stats.
 type Canned struct {
 	mu      sync.Mutex
 	conns   map[*websocket.Conn]struct{}
@@ -73,7 +74,8 @@ func (c *Canned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Canned) serveWS(w http.ResponseWriter, r *http.Request) {
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	cw := &cork.Writer{ResponseWriter: w}
+	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return
 	}
@@ -93,13 +95,14 @@ func (c *Canned) serveWS(w http.ResponseWriter, r *http.Request) {
 		c.mu.Unlock()
 		c.wg.Done()
 	}()
-	cc := &cannedConn{ws: ws, wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
+	cc := &cannedConn{ws: ws, sock: cw.Conn, wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	go cc.writeLoop()
 	cc.serve(r.Context())
 }
 
 type cannedConn struct {
 	ws         *websocket.Conn
+	sock       *cork.Conn
 	mu         sync.Mutex
 	queue      [][]byte
 	closed     bool
@@ -194,22 +197,24 @@ func (c *cannedConn) signal() {
 
 func (c *cannedConn) writeLoop() {
 	defer close(c.writerDone)
+	// As kindkit's writer: a client that takes longer than 10s to accept a
+	// batch is cut off.
+	watchdog := time.AfterFunc(10*time.Second, func() { c.ws.CloseNow() })
+	watchdog.Stop()
 	for range c.wake {
 		c.mu.Lock()
 		batch, closed := c.queue, c.closed
 		c.queue = nil
 		c.mu.Unlock()
-		for _, data := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err := c.ws.Write(ctx, websocket.MessageText, data)
-			cancel()
-			if err != nil {
-				c.mu.Lock()
-				c.closed, c.queue = true, nil
-				c.mu.Unlock()
-				c.ws.CloseNow()
-				return
-			}
+		watchdog.Reset(10 * time.Second)
+		err := c.sock.WriteBatch(c.ws, batch)
+		watchdog.Stop()
+		if err != nil {
+			c.mu.Lock()
+			c.closed, c.queue = true, nil
+			c.mu.Unlock()
+			c.ws.CloseNow()
+			return
 		}
 		if closed {
 			return

@@ -60,8 +60,9 @@
 //
 //   - Canned floor (-canned ADDR): serves /ws and /debug/stats on ADDR
 //     until SIGINT or SIGTERM. Each connection has kindkit's shape (the
-//     reader goroutine plus one writer goroutine draining a queue, read
-//     limit 1 MiB) and replies with canned bytes: the frames kindkit's demo
+//     reader goroutine plus one writer goroutine draining a queue, each
+//     batch in one socket write as kindkit's are, read limit 1 MiB) and
+//     replies with canned bytes: the frames kindkit's demo
 //     model produces, with fresh random ids, keeping per connection only
 //     the turn's requestId.
 //

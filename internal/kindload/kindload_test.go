@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +30,13 @@ func startCanned(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveCanned(t, ln)
+	return ln.Addr().String()
+}
+
+// serveCanned serves the canned floor on ln until the test ends.
+func serveCanned(t *testing.T, ln net.Listener) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- NewCanned().Serve(ctx, ln) }()
@@ -37,7 +46,52 @@ func startCanned(t *testing.T) string {
 			t.Errorf("canned server: %v", err)
 		}
 	})
-	return ln.Addr().String()
+}
+
+// writeCounter counts the writes to the connections it accepts.
+type writeCounter struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *writeCounter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countedConn{c, &l.writes}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countedConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// The floor sends each batch of frames in one socket write, as kindkit
+// does: a cycle is the handshake's response, the create reply, the park's
+// three frames, the submit's 33 and the close frame. Written a frame at a
+// time it took 39 writes. (kindload also reads /debug/stats once.)
+func TestCannedWritesABatchAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &writeCounter{Listener: ln}
+	serveCanned(t, counted)
+	const cycles = 5
+	var r CycleReport
+	run(t, &r, "-addr", ln.Addr().String(), "-c", "1", "-n", strconv.Itoa(cycles))
+	if r.OK != cycles {
+		t.Fatalf("%d cycles went through, want %d: %+v", r.OK, cycles, r)
+	}
+	if n := counted.writes.Load(); n > 5*cycles+2 {
+		t.Errorf("the floor made %d socket writes in %d cycles, want at most 5 a cycle and the stats reply", n, cycles)
+	}
 }
 
 // run runs kindload with args and decodes its -json output into report.
