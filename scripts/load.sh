@@ -228,24 +228,9 @@ get() {
 
 # ---- runs
 
-# Hold first, on a fresh server: its "before" is then the bare process,
-# not the conversations of earlier runs that the retention still keeps.
-start_kindserver memory -store memory -memory-retention "$RETENTION"
-measure memory hold -hold "$HOLD" -after "$AFTER"
-measure floor hold -hold "$HOLD"
-for who in memory floor; do measure "$who" c1 -c 1 -n "$N1" -d "$D1"; done
-for who in memory floor; do measure "$who" c50 -c 50 -n "$N50" -d "$D50"; done
-for who in memory floor; do measure "$who" c200 -c 200 -n "$N200" -d "$D200"; done
-measure memory reconnect -reconnect "$RECONNECT"
-stop_kindserver
-
-start_kindserver sqlite -store "sqlite:$tmp/load.db"
-measure sqlite c1 -c 1 -n "$N1" -d "$D1"
-measure sqlite c50 -c 50 -n "$N50" -d "$D50"
-measure sqlite reconnect -reconnect "$RECONNECT"
-measure sqlite hold -hold "$HOLD"
-stop_kindserver
-
+# The PostgreSQL cluster and its database first: a cluster started after
+# the other runs could find its port taken as the local port of one of
+# their thousands of client sockets ("Address already in use").
 pg_note=
 if [ -z "${KINDKIT_TEST_POSTGRES:-}" ]; then
   if ! (exec 3<>"/dev/tcp/127.0.0.1/${KINDKIT_PG_PORT:-55432}") 2>/dev/null; then
@@ -270,6 +255,25 @@ if [ -z "$pg_note" ]; then
     pg_note="CREATE DATABASE failed: $(cat "$tmp/psql.log")"
   fi
 fi
+
+# Hold first, on a fresh server: its "before" is then the bare process,
+# not the conversations of earlier runs that the retention still keeps.
+start_kindserver memory -store memory -memory-retention "$RETENTION"
+measure memory hold -hold "$HOLD" -after "$AFTER"
+measure floor hold -hold "$HOLD"
+for who in memory floor; do measure "$who" c1 -c 1 -n "$N1" -d "$D1"; done
+for who in memory floor; do measure "$who" c50 -c 50 -n "$N50" -d "$D50"; done
+for who in memory floor; do measure "$who" c200 -c 200 -n "$N200" -d "$D200"; done
+measure memory reconnect -reconnect "$RECONNECT"
+stop_kindserver
+
+start_kindserver sqlite -store "sqlite:$tmp/load.db"
+measure sqlite c1 -c 1 -n "$N1" -d "$D1"
+measure sqlite c50 -c 50 -n "$N50" -d "$D50"
+measure sqlite reconnect -reconnect "$RECONNECT"
+measure sqlite hold -hold "$HOLD"
+stop_kindserver
+
 if [ -z "$pg_note" ]; then
   # The cluster's URL with our database in place of the path's.
   pg_dsn=$(echo "$pg_url" | sed -E "s#^(postgres(ql)?://[^/]*)/[^?]*#\\1/$pg_db#")
