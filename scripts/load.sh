@@ -12,6 +12,8 @@
 #   postgres (a fresh database in scripts/postgres.sh's cluster): cycle mode
 #            at c=50 and -reconnect.
 #
+# Each store's cycle runs come right after a run of the floor's, and their
+# ratios are to that run: this machine's speed drifts from minute to minute.
 # It prints one table per run, with ratios to the floor, SQLite's and
 # PostgreSQL's cycles/s as a fraction of memory's, and the reconnect runs
 # side by side. Every server it started is stopped on exit, its database is
@@ -152,11 +154,12 @@ failures=0
 failed_runs=()
 
 # measure WHO NAME ARGS...: runs kindload against WHO (a store's kindserver,
-# or floor) into $tmp/WHO-NAME.json.
+# or the floor: floor, or floor.STORE for the run beside STORE's) into
+# $tmp/WHO-NAME.json.
 measure() {
   local who=$1 name=$2; shift 2
   local addr=$KINDKIT_ADDR stats=$DEBUG_ADDR pid=$kindserver_pid
-  if [ "$who" = floor ]; then addr=$FLOOR_ADDR stats=$FLOOR_ADDR pid=$floor_pid; fi
+  case $who in floor*) addr=$FLOOR_ADDR stats=$FLOOR_ADDR pid=$floor_pid ;; esac
   if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
     echo "load.sh: the $who server is gone; $name not run" >&2
     : >"$tmp/$who-$name.json"
@@ -268,8 +271,8 @@ measure memory reconnect -reconnect "$RECONNECT"
 stop_kindserver
 
 start_kindserver sqlite -store "sqlite:$tmp/load.db"
-measure sqlite c1 -c 1 -n "$N1" -d "$D1"
-measure sqlite c50 -c 50 -n "$N50" -d "$D50"
+for who in floor.sqlite sqlite; do measure "$who" c1 -c 1 -n "$N1" -d "$D1"; done
+for who in floor.sqlite sqlite; do measure "$who" c50 -c 50 -n "$N50" -d "$D50"; done
 measure sqlite reconnect -reconnect "$RECONNECT"
 measure sqlite hold -hold "$HOLD"
 stop_kindserver
@@ -278,6 +281,7 @@ if [ -z "$pg_note" ]; then
   # The cluster's URL with our database in place of the path's.
   pg_dsn=$(echo "$pg_url" | sed -E "s#^(postgres(ql)?://[^/]*)/[^?]*#\\1/$pg_db#")
   start_kindserver postgres -store "$pg_dsn"
+  measure floor.postgres c50 -c 50 -n "$N50" -d "$D50"
   pg_ticks >"$tmp/pg0.ticks"
   measure postgres c50 -c 50 -n "$N50" -d "$D50"
   pg_ticks >"$tmp/pg1.ticks"
@@ -336,6 +340,22 @@ ratio() {
   cells "$label" "${vals[@]}"
 }
 
+# beside LABEL RUN KEY WHO...: each store's KEY over the floor run's beside
+# it; blank for a floor.
+beside() {
+  local label=$1 run=$2 key=$3; shift 3
+  local vals=() who f
+  for who in "$@"; do
+    case $who in
+      floor*) vals+=(""); continue ;;
+      memory) f=floor ;;
+      *) f=floor.$who ;;
+    esac
+    vals+=("$(div "$(get "$tmp/$who-$run.json" "$key")" "$(get "$tmp/$f-$run.json" "$key")")")
+  done
+  cells "$label" "${vals[@]}"
+}
+
 # samples RUN WHO...: what went wrong, when something did.
 samples() {
   local run=$1 who f; shift
@@ -368,18 +388,19 @@ echo
 echo "===== results ($(nproc) cores; load average now $(cut -d' ' -f1-3 /proc/loadavg); $(( $(date +%s) - started ))s so far)"
 
 echo
-echo "== stores: cycle mode, c=50, each cycle on a fresh socket (-d $D50, at most $N50 cycles)"
-cells "" memory sqlite postgres floor
-row "cycles/s" c50 cyclesPerSec 1 memory sqlite postgres floor
-ratio "cycles/s ÷ floor's" c50 cyclesPerSec floor memory sqlite postgres ""
-ratio "cycles/s ÷ memory's" c50 cyclesPerSec memory memory sqlite postgres ""
-row "server CPU per cycle (ms)" c50 serverCpuMsPerCycle 1 memory sqlite postgres floor
-ratio "server CPU per cycle ÷ floor's" c50 serverCpuMsPerCycle floor memory sqlite postgres ""
+echo "== stores: cycle mode, c=50, each cycle on a fresh socket (-d $D50, at most $N50 cycles); each store beside the floor's run before it"
+c50=(memory floor sqlite floor.sqlite postgres floor.postgres)
+cells "" memory floor sqlite floor postgres floor
+row "cycles/s" c50 cyclesPerSec 1 "${c50[@]}"
+beside "cycles/s ÷ its floor's" c50 cyclesPerSec "${c50[@]}"
+ratio "cycles/s ÷ memory's" c50 cyclesPerSec memory memory "" sqlite "" postgres ""
+row "server CPU per cycle (ms)" c50 serverCpuMsPerCycle 1 "${c50[@]}"
+beside "server CPU per cycle ÷ its floor's" c50 serverCpuMsPerCycle "${c50[@]}"
 pgc=-
 if [ -n "$pg_db" ] && [ -s "$tmp/pg1.ticks" ]; then pgc=$(pg_cpu_ms "$tmp/pg0.ticks" "$tmp/pg1.ticks" "$tmp/postgres-c50.json"); fi
-cells "+ its PostgreSQL backends' CPU (ms)" "" "" "$pgc" ""
-cycle_rows c50 memory sqlite postgres floor
-samples c50 memory sqlite postgres floor
+cells "+ its PostgreSQL backends' CPU (ms)" "" "" "" "" "$pgc" ""
+cycle_rows c50 "${c50[@]}"
+samples c50 "${c50[@]}"
 
 echo
 echo "== reconnect: $RECONNECT sessions parked, every socket dropped, each resumed on a new socket (kindkit only)"
@@ -400,18 +421,15 @@ row "machine busy during the run (cores)" reconnect.machine busyCores 1 memory s
 samples reconnect memory sqlite postgres
 
 echo
-echo "== cycle mode, c=1, each cycle on a fresh socket (-d $D1, at most $N1 cycles)"
-cells "" memory sqlite floor "mem/floor" "sqlite/floor"
-c1_ratio() { # LABEL KEY: memory and SQLite beside the floor, with ratios
-  local m s f
-  m=$(get "$tmp/memory-c1.json" "$2"); s=$(get "$tmp/sqlite-c1.json" "$2"); f=$(get "$tmp/floor-c1.json" "$2")
-  cells "$1" "$(num "$tmp/memory-c1.json" "$2")" "$(num "$tmp/sqlite-c1.json" "$2")" "$(num "$tmp/floor-c1.json" "$2")" \
-    "$(div "$m" "$f")" "$(div "$s" "$f")"
-}
-c1_ratio "cycles/s" cyclesPerSec
-c1_ratio "server CPU per cycle (ms)" serverCpuMsPerCycle
-cycle_rows c1 memory sqlite floor
-samples c1 memory sqlite floor
+echo "== cycle mode, c=1, each cycle on a fresh socket (-d $D1, at most $N1 cycles); each store beside the floor's run before it"
+c1=(memory floor sqlite floor.sqlite)
+cells "" memory floor sqlite floor
+row "cycles/s" c1 cyclesPerSec 1 "${c1[@]}"
+beside "cycles/s ÷ its floor's" c1 cyclesPerSec "${c1[@]}"
+row "server CPU per cycle (ms)" c1 serverCpuMsPerCycle 1 "${c1[@]}"
+beside "server CPU per cycle ÷ its floor's" c1 serverCpuMsPerCycle "${c1[@]}"
+cycle_rows c1 "${c1[@]}"
+samples c1 "${c1[@]}"
 
 run="c200 200 $D200 $N200"
 set -- $run
