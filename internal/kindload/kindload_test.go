@@ -35,7 +35,7 @@ func startCanned(t *testing.T) string {
 }
 
 // serveCanned serves the canned floor on ln until the test ends.
-func serveCanned(t *testing.T, ln net.Listener) {
+func serveCanned(t testing.TB, ln net.Listener) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -24,7 +24,14 @@ import (
 // address.
 func startKindkit(t *testing.T) string {
 	t.Helper()
-	s := servertest.Start(t, server.Config{Model: agent.Demo{}}, nil)
+	return startServer(t, server.Config{Model: agent.Demo{}})
+}
+
+// startServer serves a kindkit server made from cfg in-process on a
+// loopback port until the test ends, and returns its address.
+func startServer(t testing.TB, cfg server.Config) string {
+	t.Helper()
+	s := servertest.Start(t, cfg, nil)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
