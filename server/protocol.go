@@ -153,7 +153,10 @@ type errorData struct {
 
 // tokenEvent is encoded by hand: a turn sends many of them.
 func tokenEvent(requestID, token string) event {
-	b := make([]byte, 0, 96+2*len(requestID)+2*len(token))
+	// The frame's fixed text is 110 bytes with a 13-digit timestamp; each
+	// string appears twice, with room for some escaping. A frame that
+	// outgrew its first array took a second: two allocations a token.
+	b := make([]byte, 0, 112+3*(len(requestID)+len(token)))
 	b = append(b, `{"data":{"requestId":`...)
 	b = appendString(b, requestID)
 	b = append(b, `,"token":`...)

@@ -28,6 +28,20 @@ func BenchmarkEncodeEvent(b *testing.B) {
 	}
 }
 
+// A token's frame is built in the one array it starts with.
+func TestTokenEventAllocatesOnce(t *testing.T) {
+	for _, token := range []string{"Pricing. ", "a", "Thanks — you ", `"quoted" <b>`} {
+		var ev event
+		if n := testing.AllocsPerRun(100, func() { ev = tokenEvent("k1234-turn", token) }); n != 1 {
+			t.Errorf("tokenEvent(%q) made %v allocations, want 1", token, n)
+		}
+		var f struct{ Token, Type string }
+		if err := json.Unmarshal(ev.raw, &f); err != nil || f.Token != token || f.Type != "stream_token" {
+			t.Errorf("tokenEvent(%q) = %s (%v)", token, ev.raw, err)
+		}
+	}
+}
+
 // BenchmarkDecodeFrame reads a cycle's submit.
 func BenchmarkDecodeFrame(b *testing.B) {
 	submit := []byte(`{"action":"submit_interaction","requestId":"r-1","sessionId":"6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11",` +
