@@ -404,9 +404,9 @@ func (e *Engine) CapabilitiesChanged(conv string) {
 	}
 }
 
-func (e *Engine) observe(conv string, f Follower, evs ...Event) {
+func (e *Engine) observe(conv string, f Follower, ev Event) {
 	if e.cfg.Observer != nil {
-		e.cfg.Observer.TurnEvent(conv, f, evs...)
+		e.cfg.Observer.TurnEvent(conv, f, ev)
 	}
 }
 

@@ -74,10 +74,12 @@ type Follower interface {
 // lock), so it must not call the engine back; lock order: the turn's, then
 // the observer's, then a follower's.
 type Observer interface {
-	// TurnEvent is an event of a turn on conversation conv (several only
-	// for a prompt and the call chunk shown with it); f, the turn's
-	// follower (nil: none), has been told already.
-	TurnEvent(conv string, f Follower, evs ...Event)
+	// TurnEvent is an event of a turn on conversation conv, and for a
+	// prompt the call chunk shown with it; f, the turn's follower (nil:
+	// none), has been told already. The event comes by value: a turn tells
+	// dozens (a token each), and a slice of them passed through this
+	// interface was a heap allocation each.
+	TurnEvent(conv string, f Follower, ev Event, chunk ...Event)
 	// ParkTaken says park id of conv was answered, expired, cancelled,
 	// withdrawn or replaced here: a follower that shows it elsewhere lets
 	// go of it (Engine.ReleasePark).

@@ -872,7 +872,9 @@ func (t *Turn) showPrompt(prompt []Event) {
 	if t.cancelled.Load() {
 		return
 	}
-	t.eng.observe(t.session.ConversationID, t.follower, prompt...)
+	if o := t.eng.cfg.Observer; o != nil && len(prompt) > 0 {
+		o.TurnEvent(t.session.ConversationID, t.follower, prompt[0], prompt[1:]...)
+	}
 }
 
 // submitTool is the generic submit_interaction tool of the conversational

@@ -93,29 +93,32 @@ type note struct {
 	Probe        string          `json:"q,omitempty"` // a note the origin waits to hear itself
 	Declared     bool            `json:"d,omitempty"` // the conversation's capabilities were declared anew
 
-	// The turn's events, for Frame and Chunk: encoded only when someone
-	// is to hear them (encodeFrames), which is seldom without a bus.
-	events []agent.Event
+	// A turn's event here (local) and a prompt's call chunk, for Frame and
+	// Chunk: encoded only when someone is to hear them (encodeFrames),
+	// which is seldom without a bus. A note from elsewhere has neither.
+	event agent.Event
+	chunk []agent.Event
+	local bool
 }
 
-// encodeFrames encodes n's events into Frame and Chunk, once.
+// encodeFrames encodes n's event and chunk into Frame and Chunk, once.
 func (n *note) encodeFrames() error {
-	if n.Frame != nil || n.Kind == agent.EventText {
+	if n.Frame != nil || n.Kind == agent.EventText || !n.local {
 		return nil
 	}
-	for i, e := range n.events {
+	fe := frameFor(n.event)
+	frame, err := fe.encode()
+	if err != nil {
+		return err
+	}
+	n.Frame = frame
+	for _, e := range n.chunk {
 		if e.Kind == agent.EventText {
 			continue
 		}
 		fe := frameFor(e)
-		frame, err := fe.encode()
-		if err != nil {
+		if n.Chunk, err = fe.encode(); err != nil {
 			return err
-		}
-		if i == 0 {
-			n.Frame = frame
-		} else {
-			n.Chunk = frame
 		}
 	}
 	return nil
@@ -301,9 +304,8 @@ func (h *hub) ready(ctx context.Context) error {
 // TurnEvent shows a turn's event (or a prompt and its call chunk, shown
 // together) to the conversation's watchers other than f, here and in the
 // other processes.
-func (h *hub) TurnEvent(conv string, f agent.Follower, evs ...agent.Event) {
-	ev := evs[0]
-	n := note{Conversation: conv, Kind: ev.Kind, RequestID: ev.RequestID, Token: ev.Text, After: ev.After, events: evs}
+func (h *hub) TurnEvent(conv string, f agent.Follower, ev agent.Event, chunk ...agent.Event) {
+	n := note{Conversation: conv, Kind: ev.Kind, RequestID: ev.RequestID, Token: ev.Text, After: ev.After, event: ev, chunk: chunk, local: true}
 	if ev.Park != nil {
 		n.Park = ev.Park.ID
 	}
@@ -436,13 +438,13 @@ func (tp *topic) keep(n note) {
 		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: []byte(n.Token)})
 	case n.Frame != nil:
 		tp.live = append(tp.live, said{requestID: n.RequestID, frame: n.Frame})
-	case len(n.events) > 0:
-		ev := n.events[0]
+	case n.local:
+		ev := n.event
 		tp.live = append(tp.live, said{requestID: n.RequestID, ev: &ev})
 	}
 	tp.size += len(n.Token) + len(n.Frame)
-	if n.Frame == nil && len(n.events) > 0 {
-		tp.size += eventBytes(&n.events[0]) // about what its frame will be
+	if n.Frame == nil && n.local {
+		tp.size += eventBytes(&n.event) // about what its frame will be
 	}
 	if len(tp.live) > maxLiveFrames || tp.size > maxLiveBytes {
 		tp.live, tp.size, tp.dropped = []said{}, 0, true
