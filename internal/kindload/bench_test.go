@@ -7,16 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/telemetry"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
 	"github.com/kindkit/kindkit/store/sqlstore"
 )
 
 // BenchmarkCycle runs kindload's cycle (a fresh socket: create, message,
 // card, submit, reply, close), one at a time, against the canned floor and
-// against kindkit (demo model) on the memory store and on SQLite, all in
-// this process. Client and server allocate in the same process and the
+// against kindkit as kindserver runs it (benchConfig) on the memory store
+// and on SQLite, all in this process. Client and server allocate in the same process and the
 // client is the same in each, so kindkit's allocations a cycle beyond the
 // floor's are the difference of their allocs/op and B/op; these counts do
 // not depend on how busy the machine is, as load.sh's CPU times do. As in
@@ -65,8 +70,14 @@ func BenchmarkCycle(b *testing.B) {
 	}
 }
 
-// benchConfig is the server's config for BenchmarkCycle: the demo model on
-// st (nil: a memory store), no per-client bounds.
+// benchConfig is the server's config for BenchmarkCycle: kindserver's with
+// no flags but the store (nil: a memory store) and no per-client bounds:
+// the demo model, metrics on, tracing off.
 func benchConfig(st store.Store) server.Config {
-	return server.Config{Model: agent.Demo{}, Store: st, ClientFrameRate: -1, ConversationRate: -1}
+	if st == nil {
+		st = memstore.New()
+	}
+	metrics := telemetry.NewMetrics(prometheus.NewRegistry())
+	return server.Config{Model: agent.Demo{}, Store: metrics.Store(st), Metrics: metrics, TracerProvider: noop.NewTracerProvider(),
+		ClientFrameRate: -1, ConversationRate: -1}
 }
