@@ -582,7 +582,15 @@ const (
 	insertRows  = 100 // messages in one INSERT; 9 parameters each
 )
 
-var insertMessage = insertMessagesQuery(1)
+// insertFew are the statements that insert 1 to 8 messages, made once: a
+// turn's step stores a few, and building the text anew for each was five
+// allocations a cycle.
+var insertFew = func() (qs [9]string) {
+	for n := 1; n < len(qs); n++ {
+		qs[n] = insertMessagesQuery(n)
+	}
+	return qs
+}()
 
 func insertMessagesQuery(n int) string {
 	var b strings.Builder
@@ -621,8 +629,8 @@ func (s *Store) insertAll(ctx context.Context, ex executor, conv string, msgs []
 	return nil
 }
 
-// appendMessageArgs appends the nine parameters insertMessage has for m,
-// a message of conversation conv.
+// appendMessageArgs appends the nine parameters of m, a message of
+// conversation conv, in an insertMessagesQuery.
 func appendMessageArgs(args []any, m *store.Message, conv string) ([]any, error) {
 	calls, err := jsonText(m.ToolCalls)
 	if err != nil {
@@ -650,8 +658,10 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 			return s.wrap("append messages", err)
 		}
 	}
-	query := insertMessage
-	if len(msgs) > 1 {
+	var query string
+	if len(msgs) < len(insertFew) {
+		query = insertFew[len(msgs)]
+	} else {
 		query = insertMessagesQuery(len(msgs))
 	}
 	if _, err := db.ExecContext(ctx, query, args...); err != nil {
