@@ -204,14 +204,16 @@ func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, er
 
 // loadSession loads a visible session, or answers the frame with
 // notFound (or INTERNAL_ERROR on a storage failure) and returns false.
-func (c *conn) loadSession(ctx context.Context, id, requestID string, notFound event) (*store.Session, bool) {
+// loadSession loads session id, or sends notFound's error (made only then)
+// and says false.
+func (c *conn) loadSession(ctx context.Context, id, requestID string, notFound func() event) (*store.Session, bool) {
 	sess, ok, err := c.session(ctx, id)
 	if err != nil {
 		c.internalError(requestID, err, "load session")
 		return nil, false
 	}
 	if !ok {
-		c.send(notFound)
+		c.send(notFound())
 		return nil, false
 	}
 	return sess, true
@@ -222,7 +224,7 @@ func noPendingEvent(f *frame) event {
 }
 
 func (c *conn) getSession(ctx context.Context, f *frame) {
-	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, func() event { return errorEvent(f.RequestID, codeSessionNotFound, "Session not found") })
 	if !ok {
 		return
 	}
@@ -238,12 +240,12 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	c.mu.Lock()
 	active := c.active
 	c.mu.Unlock()
-	inProgress := errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress)
+	inProgress := func() event { return errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress) }
 	if active != nil {
 		raiser := active.RaisedBy()
 		parked, _ := active.Parked()
 		if raiser == "" || (raiser == idForms(f.SessionID)[0] && f.Withdraw != parked) {
-			c.send(inProgress)
+			c.send(inProgress())
 			return
 		}
 	}
@@ -251,12 +253,12 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	if requestID == "" {
 		requestID = uuid.NewString()
 	}
-	sess, ok := c.loadSession(ctx, f.SessionID, requestID, errorEvent(requestID, codeSessionNotFound, "Session not found"))
+	sess, ok := c.loadSession(ctx, f.SessionID, requestID, func() event { return errorEvent(requestID, codeSessionNotFound, "Session not found") })
 	if !ok {
 		return
 	}
 	if active != nil && active.Session().ConversationID != sess.ConversationID {
-		c.send(inProgress) // one turn per connection
+		c.send(inProgress()) // one turn per connection
 		return
 	}
 	t, err := c.firstTurn(ctx, sess, requestID, f.Message)
@@ -272,7 +274,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 			c.internalError(requestID, err, "load park")
 			return
 		case p.SessionID == sess.ID && f.Withdraw != p.ID:
-			c.send(inProgress)
+			c.send(inProgress())
 			return
 		default:
 			if _, err := c.srv.engine.Withdraw(ctx, p); err != nil {
@@ -315,7 +317,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "submit_interaction requires a 'sessionId'"))
 		return
 	}
-	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, noPendingEvent(f))
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, func() event { return noPendingEvent(f) })
 	if !ok {
 		return
 	}
@@ -461,7 +463,7 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'sessionId'"))
 		return
 	}
-	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, errorEvent(f.RequestID, codeSessionNotFound, "Session not found"))
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, func() event { return errorEvent(f.RequestID, codeSessionNotFound, "Session not found") })
 	if !ok {
 		return
 	}
@@ -689,7 +691,9 @@ func (c *conn) verifyOTP(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "verify_otp requires a 'code'"))
 		return
 	}
-	notFound := errorEvent(f.RequestID, codeSessionNotFound, fmt.Sprintf("session '%s' not found", f.SessionID))
+	notFound := func() event {
+		return errorEvent(f.RequestID, codeSessionNotFound, fmt.Sprintf("session '%s' not found", f.SessionID))
+	}
 	if _, ok := c.loadSession(ctx, f.SessionID, f.RequestID, notFound); !ok {
 		return
 	}
