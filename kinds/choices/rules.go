@@ -69,10 +69,13 @@ func (Rules) NormalizeRaise(args map[string]any) {
 	}
 }
 
-// trimField trims obj[key] in place when it is a string.
+// trimField trims obj[key] in place when it is a string with space to
+// trim (storing a string in the map allocates).
 func trimField(obj map[string]any, key string) {
 	if s, ok := obj[key].(string); ok {
-		obj[key] = strings.TrimSpace(s)
+		if t := strings.TrimSpace(s); len(t) != len(s) {
+			obj[key] = t
+		}
 	}
 }
 
