@@ -178,7 +178,7 @@ func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, er
 	if id == "" {
 		return nil, false, nil
 	}
-	id = idForms(id)[0] // session ids have always been UUIDs
+	id = canonicalID(id) // session ids have always been UUIDs
 	if s, ok := c.sessions[id]; ok {
 		cp := *s // created here, so visible here
 		return &cp, true, nil
@@ -244,7 +244,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	if active != nil {
 		raiser := active.RaisedBy()
 		parked, _ := active.Parked()
-		if raiser == "" || (raiser == idForms(f.SessionID)[0] && f.Withdraw != parked) {
+		if raiser == "" || (raiser == canonicalID(f.SessionID) && f.Withdraw != parked) {
 			c.send(inProgress())
 			return
 		}
@@ -739,7 +739,7 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	c.mu.Lock()
 	t := c.active
 	c.mu.Unlock()
-	if t == nil || t.Session().ID != idForms(f.SessionID)[0] {
+	if t == nil || t.Session().ID != canonicalID(f.SessionID) {
 		c.send(noPending)
 		return
 	}

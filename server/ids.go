@@ -17,10 +17,22 @@ func newID() string { return uuid.NewString() }
 // 32 hex digits (the form of conversation ids stored before they were
 // UUIDs); anything else is only itself.
 func idForms(id string) []string {
-	u, err := uuid.Parse(id)
-	if err != nil {
+	if _, err := uuid.Parse(id); err != nil {
 		return []string{id}
 	}
-	canonical := u.String()
+	canonical := canonicalID(id)
 	return []string{canonical, strings.ReplaceAll(canonical, "-", "")}
+}
+
+// canonicalID is the first of idForms(id): id itself when it is canonical
+// already, as the ids this server hands out are, at no allocation.
+func canonicalID(id string) string {
+	u, err := uuid.Parse(id)
+	switch {
+	case err != nil:
+		return id
+	case len(id) == 36 && !strings.ContainsAny(id, "ABCDEF"):
+		return id // hyphenated as Parse checked, and lower-case
+	}
+	return u.String()
 }

@@ -42,6 +42,31 @@ func TestTokenEventAllocatesOnce(t *testing.T) {
 	}
 }
 
+// canonicalID is a UUID's lower-case hyphenated form, anything else as it
+// is, and an id in that form already costs no allocation.
+func TestCanonicalID(t *testing.T) {
+	const id = "6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11"
+	for in, want := range map[string]string{
+		id:                                       id,
+		"6F1C2F4E-1D5B-4C1E-9F7A-0B7E2A9D4C11":   id,
+		"6f1c2f4e1d5b4c1e9f7a0b7e2a9d4c11":       id,
+		"{6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11}": id,
+		"urn:uuid:6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11": id,
+		"not-a-uuid": "not-a-uuid",
+		"":           "",
+	} {
+		if got := canonicalID(in); got != want {
+			t.Errorf("canonicalID(%q) = %q, want %q", in, got, want)
+		}
+		if got := idForms(in)[0]; got != want {
+			t.Errorf("idForms(%q)[0] = %q, want %q", in, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { canonicalID(id) }); n != 0 {
+		t.Errorf("canonicalID of a canonical id made %v allocations, want 0", n)
+	}
+}
+
 // BenchmarkDecodeFrame reads a cycle's submit.
 func BenchmarkDecodeFrame(b *testing.B) {
 	submit := []byte(`{"action":"submit_interaction","requestId":"r-1","sessionId":"6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11",` +
