@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/kindkit/kindkit/internal/jsonx"
 )
 
@@ -222,7 +224,9 @@ type fillTarget struct {
 // FuzzTyped: decodeTyped of a decoded tree gives what json.Unmarshal of the
 // bytes gives, and fails where it fails. Keys that match a field only by
 // case are left out: encoding/json matches them, decodeTyped (behind a
-// schema that names every key exactly) does not.
+// schema that names every key exactly) does not. It also gives what json
+// v2's Unmarshal of the bytes gives, which is how decodeValues reads values
+// that were valid as sent.
 func FuzzTyped(f *testing.F) {
 	for _, s := range []string{
 		`{"header":"Plan","options":[{"label":"Pro","description":"x"}],"picks":["a"],"multi":true,"score":3,"ratio":0.5,"status":"ok"}`,
@@ -246,6 +250,14 @@ func FuzzTyped(f *testing.F) {
 		}
 		if wantErr == nil && !reflect.DeepEqual(*got, want) {
 			t.Fatalf("%s: decodeTyped = %+v, json.Unmarshal = %+v", data, *got, want)
+		}
+		var direct fillTarget
+		directErr := jsonv2.Unmarshal(data, &direct)
+		if (directErr == nil) != (gotErr == nil) {
+			t.Fatalf("%s: json v2 Unmarshal error %v, decodeTyped error %v", data, directErr, gotErr)
+		}
+		if directErr == nil && !reflect.DeepEqual(*got, direct) {
+			t.Fatalf("%s: decodeTyped = %+v, json v2 Unmarshal = %+v", data, *got, direct)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -231,13 +232,19 @@ func (k *kindImpl[S, V]) Validate(spec *Spec, values json.RawMessage) (json.RawM
 // decodeValues checks values against the Values schema and decodes them.
 // Values that break the schema as sent get one chance to be rewritten by
 // the rules' NormalizeValues (a lenient form the kind accepts). The bytes
-// are parsed once; the checked tree is copied into the struct.
+// are parsed once for the check; values valid as sent are read into the
+// struct from the bytes (the checked tree holds nothing more: decodeAny
+// refused repeated keys and invalid UTF-8), rewritten ones from the tree.
 func (k *kindImpl[S, V]) decodeValues(values json.RawMessage) (*V, []FieldError) {
 	raw, err := decodeAny(values)
 	if err != nil {
 		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
 	}
-	if k.values.Validate(raw) != nil {
+	var v *V
+	if k.values.Validate(raw) == nil {
+		v = new(V)
+		err = jsonv2.Unmarshal(values, v)
+	} else {
 		raw = k.rules.NormalizeValues(raw)
 		if err := k.values.Validate(raw); err != nil {
 			var errs []FieldError
@@ -250,8 +257,8 @@ func (k *kindImpl[S, V]) decodeValues(values json.RawMessage) (*V, []FieldError)
 			})
 			return nil, errs
 		}
+		v, err = decodeTyped[V](raw)
 	}
-	v, err := decodeTyped[V](raw)
 	if err != nil {
 		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
 	}
