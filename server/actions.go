@@ -202,10 +202,9 @@ func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, er
 	return s, true, nil
 }
 
-// loadSession loads a visible session, or answers the frame with
-// notFound (or INTERNAL_ERROR on a storage failure) and returns false.
-// loadSession loads session id, or sends notFound's error (made only then)
-// and says false.
+// loadSession loads a visible session, or answers the frame with the
+// error notFound makes (made only then; INTERNAL_ERROR on a storage
+// failure) and returns false.
 func (c *conn) loadSession(ctx context.Context, id, requestID string, notFound func() event) (*store.Session, bool) {
 	sess, ok, err := c.session(ctx, id)
 	if err != nil {

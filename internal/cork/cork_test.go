@@ -13,33 +13,11 @@ import (
 
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/internal/wstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// countingListener counts the writes to the connections it accepts.
-type countingListener struct {
-	net.Listener
-	writes atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: c, writes: &l.writes}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c *countingConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
-}
 
 // served is the server's side of a corkedPair.
 type served struct {
@@ -58,7 +36,7 @@ func corkedPair(tb testing.TB, handle func(c served, writes *atomic.Int64)) *web
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cl := &countingListener{Listener: ln}
+	cl := &wstest.CountingListener{Listener: ln}
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &Writer{ResponseWriter: w}
 		ws, err := websocket.Accept(cw, r, nil)
@@ -67,7 +45,7 @@ func corkedPair(tb testing.TB, handle func(c served, writes *atomic.Int64)) *web
 			return
 		}
 		defer ws.CloseNow()
-		handle(served{ws, cw.Conn}, &cl.writes)
+		handle(served{ws, cw.Conn}, &cl.Writes)
 		ws.Close(websocket.StatusNormalClosure, "")
 	}))
 	hs.Listener = cl

@@ -11,13 +11,13 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/internal/debugstats"
+	"github.com/kindkit/kindkit/internal/wstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,30 +48,6 @@ func serveCanned(t testing.TB, ln net.Listener) {
 	})
 }
 
-// writeCounter counts the writes to the connections it accepts.
-type writeCounter struct {
-	net.Listener
-	writes atomic.Int64
-}
-
-func (l *writeCounter) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return countedConn{c, &l.writes}, nil
-}
-
-type countedConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c countedConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
-}
-
 // The floor sends each batch of frames in one socket write, as kindkit
 // does: a cycle is the handshake's response, the create reply, the park's
 // three frames, the submit's 33 and the close frame. Written a frame at a
@@ -81,7 +57,7 @@ func TestCannedWritesABatchAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counted := &writeCounter{Listener: ln}
+	counted := &wstest.CountingListener{Listener: ln}
 	serveCanned(t, counted)
 	const cycles = 5
 	var r CycleReport
@@ -89,7 +65,7 @@ func TestCannedWritesABatchAtOnce(t *testing.T) {
 	if r.OK != cycles {
 		t.Fatalf("%d cycles went through, want %d: %+v", r.OK, cycles, r)
 	}
-	if n := counted.writes.Load(); n > 5*cycles+2 {
+	if n := counted.Writes.Load(); n > 5*cycles+2 {
 		t.Errorf("the floor made %d socket writes in %d cycles, want at most 5 a cycle and the stats reply", n, cycles)
 	}
 }
