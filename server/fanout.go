@@ -125,6 +125,7 @@ func (n *note) encodeFrames() error {
 }
 
 const (
+	replyRoom     = 256 // bytes a run of tokens starts with
 	maxLiveFrames = 256
 	maxLiveBytes  = 1 << 20
 	busQueue      = 4096 // notes waiting for the bus before new ones are dropped
@@ -435,7 +436,10 @@ func (tp *topic) keep(n note) {
 	case n.Kind == agent.EventText && i >= 0 && tp.live[i].isTokens() && tp.live[i].requestID == n.RequestID:
 		tp.live[i].tokens = append(tp.live[i].tokens, n.Token...)
 	case n.Kind == agent.EventText:
-		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: []byte(n.Token)})
+		// Room for a short reply at once: grown from a token's few bytes,
+		// the run took an allocation for every doubling.
+		tokens := append(make([]byte, 0, max(replyRoom, len(n.Token))), n.Token...)
+		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: tokens})
 	case n.Frame != nil:
 		tp.live = append(tp.live, said{requestID: n.RequestID, frame: n.Frame})
 	case n.local:
