@@ -264,9 +264,9 @@ fi
 start_kindserver memory -store memory -memory-retention "$RETENTION"
 measure memory hold -hold "$HOLD" -after "$AFTER"
 measure floor hold -hold "$HOLD"
-for who in memory floor; do measure "$who" c1 -c 1 -n "$N1" -d "$D1"; done
-for who in memory floor; do measure "$who" c50 -c 50 -n "$N50" -d "$D50"; done
-for who in memory floor; do measure "$who" c200 -c 200 -n "$N200" -d "$D200"; done
+for who in floor memory; do measure "$who" c1 -c 1 -n "$N1" -d "$D1"; done
+for who in floor memory; do measure "$who" c50 -c 50 -n "$N50" -d "$D50"; done
+for who in floor memory; do measure "$who" c200 -c 200 -n "$N200" -d "$D200"; done
 measure memory reconnect -reconnect "$RECONNECT"
 stop_kindserver
 

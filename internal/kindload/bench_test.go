@@ -21,12 +21,12 @@ import (
 // BenchmarkCycle runs kindload's cycle (a fresh socket: create, message,
 // card, submit, reply, close), one at a time, against the canned floor and
 // against kindkit as kindserver runs it (benchConfig) on the memory store
-// and on SQLite, all in this process. Client and server allocate in the same process and the
-// client is the same in each, so kindkit's allocations a cycle beyond the
-// floor's are the difference of their allocs/op and B/op; these counts do
-// not depend on how busy the machine is, as load.sh's CPU times do. As in
-// load.sh, the per-client bounds are off: every socket comes from one
-// address.
+// and on SQLite, all in this process. Client and server allocate in the
+// same process and the client is the same in each, so kindkit's
+// allocations a cycle beyond the floor's are the difference of their
+// allocs/op and B/op; these counts do not depend on how busy the machine
+// is, as load.sh's CPU times do. As in load.sh, the per-client bounds are
+// off: every socket comes from one address.
 func BenchmarkCycle(b *testing.B) {
 	targets := []struct {
 		name  string
