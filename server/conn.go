@@ -216,10 +216,6 @@ func (c *conn) closeQueue() {
 
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
-	// One watchdog per batch rather than a deadline per frame: a client
-	// that takes longer than writeTimeout to accept a batch is cut off.
-	watchdog := time.AfterFunc(writeTimeout, func() { c.ws.CloseNow() })
-	watchdog.Stop()
 	var spare [][]byte // the batch before, emptied: the queue's next array
 	for range c.wake {
 		c.mu.Lock()
@@ -227,9 +223,7 @@ func (c *conn) writeLoop() {
 		c.queue, c.queued = spare, 0
 		closed := c.closed
 		c.mu.Unlock()
-		watchdog.Reset(writeTimeout)
-		if err := c.sock.WriteBatch(c.ws, batch); err != nil {
-			watchdog.Stop()
+		if err := c.sock.WriteBatch(c.ws, batch, writeTimeout); err != nil {
 			c.mu.Lock()
 			c.closed = true
 			c.queue, c.queued = nil, 0
@@ -237,7 +231,6 @@ func (c *conn) writeLoop() {
 			c.ws.CloseNow()
 			return
 		}
-		watchdog.Stop()
 		if closed {
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -20,6 +21,8 @@ type Conn struct {
 	mu     sync.Mutex // held across the socket write, so writes keep their order
 	corked bool
 	held   *[]byte // from heldBuffers while corked and written to
+
+	watchdog *time.Timer // WriteBatch's; only its caller, the one writer, touches it
 }
 
 // heldBuffers keeps the buffers of batches, so that a connection holds none
@@ -30,8 +33,17 @@ var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); retur
 const maxKept = 64 << 10
 
 // WriteBatch writes frames to ws, whose connection is c, as text messages
-// in one socket write.
-func (c *Conn) WriteBatch(ws *websocket.Conn, frames [][]byte) error {
+// in one socket write. One watchdog a batch rather than a deadline a frame:
+// a client that takes longer than timeout to accept the batch is cut off
+// (ws.CloseNow), which ends the write with an error. Only one goroutine,
+// the connection's writer, may call it.
+func (c *Conn) WriteBatch(ws *websocket.Conn, frames [][]byte, timeout time.Duration) error {
+	if c.watchdog == nil {
+		c.watchdog = time.AfterFunc(timeout, func() { ws.CloseNow() })
+	} else {
+		c.watchdog.Reset(timeout)
+	}
+	defer c.watchdog.Stop()
 	c.cork()
 	for _, data := range frames {
 		// Corked, the write only appends to the held bytes: no deadline

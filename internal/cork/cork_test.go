@@ -25,7 +25,9 @@ type served struct {
 	sock *Conn
 }
 
-func (s served) writeBatch(frames [][]byte) error { return s.sock.WriteBatch(s.ws, frames) }
+func (s served) writeBatch(frames [][]byte) error {
+	return s.sock.WriteBatch(s.ws, frames, 10*time.Second)
+}
 
 // corkedPair serves one connection on a real port through a Writer, and
 // dials it: handle gets the server's side and the socket writes counted so
@@ -139,6 +141,31 @@ func TestCorkWithOtherWriters(t *testing.T) {
 	if _, _, err := ws.Read(ctx); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Errorf("the close frame: %v", err)
 	}
+}
+
+// A client that does not take a batch within the timeout is cut off: the
+// batch's write ends with an error instead of blocking the writer.
+func TestBatchWatchdog(t *testing.T) {
+	returned := make(chan error, 1)
+	ws := corkedPair(t, func(c served, _ *atomic.Int64) {
+		// 64 MiB: more than the loopback socket's buffers hold while the
+		// client reads nothing.
+		frame := make([]byte, 1<<20)
+		batch := make([][]byte, 64)
+		for i := range batch {
+			batch[i] = frame
+		}
+		returned <- c.sock.WriteBatch(c.ws, batch, 100*time.Millisecond)
+	})
+	select {
+	case err := <-returned:
+		if err == nil {
+			t.Error("a batch the client never read was written without error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch's write still blocks 10 s after its 100 ms timeout")
+	}
+	ws.CloseNow()
 }
 
 // BenchmarkBatch: the socket writes a batch of a cycle's size takes,

@@ -197,19 +197,14 @@ func (c *cannedConn) signal() {
 
 func (c *cannedConn) writeLoop() {
 	defer close(c.writerDone)
-	// As kindkit's writer: a client that takes longer than 10s to accept a
-	// batch is cut off.
-	watchdog := time.AfterFunc(10*time.Second, func() { c.ws.CloseNow() })
-	watchdog.Stop()
 	for range c.wake {
 		c.mu.Lock()
 		batch, closed := c.queue, c.closed
 		c.queue = nil
 		c.mu.Unlock()
-		watchdog.Reset(10 * time.Second)
-		err := c.sock.WriteBatch(c.ws, batch)
-		watchdog.Stop()
-		if err != nil {
+		// As kindkit's writer: a client that takes longer than 10s to
+		// accept a batch is cut off.
+		if err := c.sock.WriteBatch(c.ws, batch, 10*time.Second); err != nil {
 			c.mu.Lock()
 			c.closed, c.queue = true, nil
 			c.mu.Unlock()
