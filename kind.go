@@ -102,8 +102,8 @@ type Spec struct {
 type kindImpl[S, V any] struct {
 	desc   Descriptor
 	rules  Rules[S, V]
-	spec   *jsonschema.Schema
-	values *jsonschema.Schema
+	spec   schema
+	values schema
 }
 
 // NewKind compiles the kind's schema once and wires it to its rules.
@@ -119,11 +119,15 @@ func NewKind[S, V any](d Descriptor, rules Rules[S, V]) (Kind, error) {
 		return nil, fmt.Errorf("kind %s: %w", d.Name, err)
 	}
 	k := &kindImpl[S, V]{desc: d, rules: rules}
-	if k.spec, err = c.Compile(url + "#/$defs/Spec"); err != nil {
-		return nil, fmt.Errorf("kind %s: compile Spec: %w", d.Name, err)
-	}
-	if k.values, err = c.Compile(url + "#/$defs/Values"); err != nil {
-		return nil, fmt.Errorf("kind %s: compile Values: %w", d.Name, err)
+	for _, s := range []struct {
+		name string
+		into *schema
+	}{{"Spec", &k.spec}, {"Values", &k.values}} {
+		full, err := c.Compile(url + "#/$defs/" + s.name)
+		if err != nil {
+			return nil, fmt.Errorf("kind %s: compile %s: %w", d.Name, s.name, err)
+		}
+		*s.into = schema{pre: newPrecheck(d.Schema, "#/$defs/"+s.name), full: full}
 	}
 	return k, nil
 }
