@@ -136,10 +136,13 @@ func (c *prechecker) ref(pointer string) *precheck {
 		if path[0] != '/' {
 			return p // an anchor
 		}
-		for _, name := range strings.Split(path[1:], "/") {
+		for i, name := range strings.Split(path[1:], "/") {
 			m, ok := s.(map[string]any)
 			if !ok {
 				return p
+			}
+			if _, id := m["$id"]; id && i > 0 {
+				return p // refs below it are relative to another base
 			}
 			if s, ok = m[name]; !ok {
 				return p

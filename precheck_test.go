@@ -111,6 +111,7 @@ var precheckSchemas = []string{
 	`{"type":"string","pattern":"^a","format":"email","x-ui":{"label":"x"}}`,
 	`{"$schema":"http://json-schema.org/draft-07/schema#","$ref":"#/definitions/s","type":"integer","definitions":{"s":{"type":"string"}}}`,
 	`{"properties":{"a":{"$id":"other.json","$ref":"#/$defs/x","$defs":{"x":{"type":"string"}}}},"$defs":{"x":{"type":"integer"}}}`,
+	`{"$defs":{"x":{"$id":"other.json","$defs":{"y":{"$ref":"#/$defs/z"},"z":{"type":"string"}}},"z":{"type":"integer"}},"$ref":"#/$defs/x/$defs/y"}`,
 	`{"unevaluatedProperties":false,"properties":{"a":true}}`,
 	`false`, `true`, `{"not":{}}`,
 }
