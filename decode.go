@@ -24,19 +24,37 @@ import (
 // schema validator walks; decodeTyped reads the checked tree, as the rules'
 // Normalize methods may have rewritten it, into the kind's struct.
 
-// exactNumbers keeps a number in the generic tree as json.Number, its text,
-// so the validator compares it exactly and a huge one is no error.
-var exactNumbers = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
-	if dec.PeekKind() != '0' {
-		return errors.ErrUnsupported // the default: maps, slices, strings, bools, nil
+// A number in the tree stays json.Number, its text, so the validator
+// compares it exactly and a long one is no error. But the validator reads
+// it as a big.Rat: one written with a 7-digit exponent, or with a million
+// digits after the point, it cannot read, and panics on when the schema
+// bounds it; 1e999999 it reads in 20 ms. So decodeAny refuses a number
+// longer than maxNumberLen or with an exponent beyond ±maxExponent, which
+// no question asks for (float64 reaches 1.8e308).
+const (
+	maxNumberLen = 400
+	maxExponent  = 400
+)
+
+// checkNumber refuses what the validator cannot read quickly; n is a
+// number token, which the decoder has checked.
+func checkNumber(n string) error {
+	exp := 0
+	if i := strings.IndexAny(n, "eE"); i >= 0 {
+		var err error
+		if exp, err = strconv.Atoi(n[i+1:]); err != nil {
+			exp = maxExponent + 1 // more digits than an int holds
+		}
 	}
-	val, err := dec.ReadValue()
-	if err != nil {
-		return err
+	if len(n) > maxNumberLen || exp > maxExponent || exp < -maxExponent {
+		const show = 20
+		if len(n) > show {
+			n = n[:show] + "…"
+		}
+		return fmt.Errorf("number %s is out of range (at most %d characters, exponent within ±%d)", n, maxNumberLen, maxExponent)
 	}
-	*v = json.Number(val)
 	return nil
-}))
+}
 
 // numberText writes a json.Number back as the number it holds; json v2
 // would write its Go type, a string.
@@ -45,8 +63,8 @@ var numberText = jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.E
 }))
 
 // decodeAny reads one JSON value, numbers kept exact. It walks the tokens
-// itself: json v2's Unmarshal into an any with exactNumbers called the
-// number hook, and fell back from it, at every value of the tree, which
+// itself: json v2's Unmarshal into an any with a hook that kept numbers as
+// json.Number called it, and fell back from it, at every value, which
 // made a raise's arguments cost 30 µs and 95 allocations to read
 // (BenchmarkDecodeAny); the walk reads them in a fraction of that.
 func decodeAny(data []byte) (any, error) {
@@ -104,7 +122,11 @@ func readTree(dec *jsontext.Decoder) (any, error) {
 	case '"':
 		return tok.String(), nil
 	case '0':
-		return json.Number(tok.String()), nil
+		n := tok.String()
+		if err := checkNumber(n); err != nil {
+			return nil, fmt.Errorf("%w at offset %d", err, dec.InputOffset()-int64(len(n)))
+		}
+		return json.Number(n), nil
 	case '{':
 		obj := map[string]any{}
 		for dec.PeekKind() != '}' {

@@ -220,3 +220,41 @@ func TestNewKindBadSchema(t *testing.T) {
 		}
 	}
 }
+
+// A number the schema validator cannot read (it panicked on one where the
+// schema bounds it) or reads slowly is refused with an error, in a raise
+// and in a submit, for a kind whose schema bounds a number.
+func TestOutOfRangeNumbers(t *testing.T) {
+	type measure struct {
+		N float64 `json:"n"`
+	}
+	const bounded = `{"type":"object","required":["n"],"properties":{"n":{"type":"number","minimum":0,"maximum":100}}}`
+	k, err := kindkit.NewKind[measure, measure](kindkit.Descriptor{Name: "measure", ToolName: "request_measure", Source: "measure.schema.json",
+		Schema: `{"$defs":{"Spec":` + bounded + `,"Values":` + bounded + `}}`}, kindkit.Unimplemented[measure, measure]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := k.ParseRaise([]byte(`{"n":1e2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"1E1000001", "-1e-1000001", "1e999999", "0." + strings.Repeat("0", 1_000_001) + "1", "1" + strings.Repeat("0", 400)} {
+		want := "number " + n[:min(len(n), 20)]
+		if _, err := k.ParseRaise([]byte(`{"n":` + n + `}`)); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("raise with %.30s: %v", n, err)
+		}
+		if _, errs := k.Validate(&spec.Spec, []byte(`{"n":`+n+`}`)); len(errs) != 1 || !strings.Contains(errs[0].Message, "out of range") {
+			t.Errorf("submit of %.30s: %v", n, errs)
+		}
+	}
+	for _, n := range []string{"1e400", "1" + strings.Repeat("0", 399), "1E-400", "99.5"} {
+		_, errs := k.Validate(&spec.Spec, []byte(`{"n":`+n+`}`))
+		if n == "99.5" || n == "1E-400" {
+			if errs != nil {
+				t.Errorf("submit of %.30s: %v", n, errs)
+			}
+		} else if len(errs) != 1 || !strings.Contains(errs[0].Message, "must be at most 100") {
+			t.Errorf("submit of %.30s: want the schema's bound, got %v", n, errs)
+		}
+	}
+}
