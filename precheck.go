@@ -78,8 +78,8 @@ var typeNames = map[string]typeSet{
 
 // A bound is minimum, maximum or their exclusive forms, at an integer.
 type bound struct {
-	limit int64
-	op    byte // '>' at least, '<' at most, 'g' above, 'l' below
+	limit   int64
+	keyword string
 }
 
 // annotations are the 2020-12 keywords that assert nothing, as the
@@ -251,27 +251,14 @@ func (c *prechecker) keyword(p *precheck, k string, v any, root bool) bool {
 		}
 		p.items = c.schema(v)
 		return true
-	case "minItems":
-		return count(&p.minItems)
-	case "maxItems":
-		return count(&p.maxItems)
-	case "minLength":
-		return count(&p.minLength)
-	case "maxLength":
-		return count(&p.maxLength)
-	case "minProperties":
-		return count(&p.minProps)
-	case "maxProperties":
-		return count(&p.maxProps)
+	case "minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties":
+		return count(map[string]*int{"minItems": &p.minItems, "maxItems": &p.maxItems, "minLength": &p.minLength,
+			"maxLength": &p.maxLength, "minProperties": &p.minProps, "maxProperties": &p.maxProps}[k])
 	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 		n, ok := v.(json.Number)
 		limit, err := strconv.ParseInt(string(n), 10, 64)
-		if !ok || err != nil {
-			return false
-		}
-		op := map[string]byte{"minimum": '>', "maximum": '<', "exclusiveMinimum": 'g', "exclusiveMaximum": 'l'}[k]
-		p.bounds = append(p.bounds, bound{limit: limit, op: op})
-		return true
+		p.bounds = append(p.bounds, bound{limit: limit, keyword: k})
+		return ok && err == nil
 	case "enum", "const":
 		members, ok := v.([]any)
 		if k == "const" {
@@ -456,15 +443,15 @@ func (p *precheck) checkBounds(n json.Number) verdict {
 		return unsure // a fraction, an exponent or a huge number
 	}
 	for _, b := range p.bounds {
-		ok := true
-		switch b.op {
-		case '>':
+		var ok bool
+		switch b.keyword {
+		case "minimum":
 			ok = i >= b.limit
-		case '<':
+		case "maximum":
 			ok = i <= b.limit
-		case 'g':
+		case "exclusiveMinimum":
 			ok = i > b.limit
-		case 'l':
+		case "exclusiveMaximum":
 			ok = i < b.limit
 		}
 		if !ok {
