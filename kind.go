@@ -118,16 +118,19 @@ func NewKind[S, V any](d Descriptor, rules Rules[S, V]) (Kind, error) {
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("kind %s: %w", d.Name, err)
 	}
-	k := &kindImpl[S, V]{desc: d, rules: rules}
-	for _, s := range []struct {
-		name string
-		into *schema
-	}{{"Spec", &k.spec}, {"Values", &k.values}} {
-		full, err := c.Compile(url + "#/$defs/" + s.name)
+	def := func(name string) (schema, error) {
+		full, err := c.Compile(url + "#/$defs/" + name)
 		if err != nil {
-			return nil, fmt.Errorf("kind %s: compile %s: %w", d.Name, s.name, err)
+			return schema{}, fmt.Errorf("kind %s: compile %s: %w", d.Name, name, err)
 		}
-		*s.into = schema{pre: newPrecheck(d.Schema, "#/$defs/"+s.name), full: full}
+		return schema{pre: newPrecheck(d.Schema, "#/$defs/"+name), full: full}, nil
+	}
+	k := &kindImpl[S, V]{desc: d, rules: rules}
+	if k.spec, err = def("Spec"); err != nil {
+		return nil, err
+	}
+	if k.values, err = def("Values"); err != nil {
+		return nil, err
 	}
 	return k, nil
 }
