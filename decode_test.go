@@ -34,7 +34,7 @@ func FuzzDecode(f *testing.F) {
 		got, err := decodeAny(data)
 		valid := json.Valid(data) && !repeatsKey(data) && utf8.Valid(data) && !loneSurrogate(data) && !outOfRange(data)
 		if (err == nil) != valid {
-			t.Fatalf("decodeAny(%q) error %v, but valid, unrepeated and UTF-8 = %v", data, err, valid)
+			t.Fatalf("decodeAny(%q) error %v, but valid, unrepeated, UTF-8 and in range = %v", data, err, valid)
 		}
 		if !valid {
 			if len(err.Error()) > 200 {

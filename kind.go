@@ -108,31 +108,50 @@ type kindImpl[S, V any] struct {
 
 // NewKind compiles the kind's schema once and wires it to its rules.
 func NewKind[S, V any](d Descriptor, rules Rules[S, V]) (Kind, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(d.Schema))
+	doc, err := readSchemaDoc(d.Schema, d.Source)
 	if err != nil {
-		return nil, fmt.Errorf("kind %s: read schema: %w", d.Name, err)
+		return nil, fmt.Errorf("kind %s: %w", d.Name, err)
+	}
+	k := &kindImpl[S, V]{desc: d, rules: rules}
+	if k.spec, err = doc.compile("#/$defs/Spec"); err != nil {
+		return nil, fmt.Errorf("kind %s: compile Spec: %w", d.Name, err)
+	}
+	if k.values, err = doc.compile("#/$defs/Values"); err != nil {
+		return nil, fmt.Errorf("kind %s: compile Values: %w", d.Name, err)
+	}
+	return k, nil
+}
+
+// schemaDoc is a kind's schema document, read once, ready to compile the
+// schemas in it, each with its precheck.
+type schemaDoc struct {
+	doc any // as the validator read it: numbers are json.Number
+	url string
+	c   *jsonschema.Compiler
+}
+
+func readSchemaDoc(text, source string) (*schemaDoc, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	url := "kindkit:///" + d.Source
+	url := "kindkit:///" + source
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("kind %s: %w", d.Name, err)
-	}
-	def := func(name string) (schema, error) {
-		full, err := c.Compile(url + "#/$defs/" + name)
-		if err != nil {
-			return schema{}, fmt.Errorf("kind %s: compile %s: %w", d.Name, name, err)
-		}
-		return schema{pre: newPrecheck(d.Schema, "#/$defs/"+name), full: full}, nil
-	}
-	k := &kindImpl[S, V]{desc: d, rules: rules}
-	if k.spec, err = def("Spec"); err != nil {
 		return nil, err
 	}
-	if k.values, err = def("Values"); err != nil {
-		return nil, err
+	return &schemaDoc{doc: doc, url: url, c: c}, nil
+}
+
+// compile compiles the schema at pointer, a JSON pointer fragment such as
+// "#/$defs/Spec".
+func (d *schemaDoc) compile(pointer string) (schema, error) {
+	full, err := d.c.Compile(d.url + pointer)
+	if err != nil {
+		return schema{}, err
 	}
-	return k, nil
+	return schema{pre: newPrecheck(d.doc, pointer), full: full}, nil
 }
 
 func (k *kindImpl[S, V]) Descriptor() Descriptor { return k.desc }

@@ -95,14 +95,9 @@ var annotations = map[string]bool{
 const draft2020 = "https://json-schema.org/draft/2020-12/schema"
 
 // newPrecheck reads the schema at pointer (a JSON pointer fragment such as
-// "#/$defs/Spec") of the schema document doc.
-func newPrecheck(doc, pointer string) *precheck {
-	dec := json.NewDecoder(strings.NewReader(doc))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return &precheck{unknown: true}
-	}
+// "#/$defs/Spec") of the schema document root, decoded with numbers as
+// json.Number.
+func newPrecheck(root any, pointer string) *precheck {
 	if m, ok := root.(map[string]any); ok {
 		if s, ok := m["$schema"]; ok && s != draft2020 {
 			return &precheck{unknown: true}

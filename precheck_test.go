@@ -5,22 +5,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// compileFull compiles the schema at pointer of doc as NewKind does.
-func compileFull(doc, pointer string) (*jsonschema.Schema, error) {
-	root, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+// compileAt compiles the schema at pointer of doc as NewKind does.
+func compileAt(tb testing.TB, doc, pointer string) schema {
+	tb.Helper()
+	d, err := readSchemaDoc(doc, "test.json")
 	if err != nil {
-		return nil, err
+		tb.Fatal(err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("kindkit:///fuzz.json", root); err != nil {
-		return nil, err
+	s, err := d.compile(pointer)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return c.Compile("kindkit:///fuzz.json" + pointer)
+	return s
 }
 
 // kindSchemas are the shipped kinds' schema documents.
@@ -58,19 +56,15 @@ var precheckCases = []struct{ kind, def, value string }{
 func TestPrecheckPassesKinds(t *testing.T) {
 	docs := kindSchemas(t)
 	for _, c := range precheckCases {
-		pointer := "#/$defs/" + c.def
-		full, err := compileFull(docs[c.kind], pointer)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := compileAt(t, docs[c.kind], "#/$defs/"+c.def)
 		tree, err := decodeAny([]byte(c.value))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := full.Validate(tree); err != nil {
+		if err := s.full.Validate(tree); err != nil {
 			t.Fatalf("%s %s: the case is invalid: %v", c.kind, c.def, err)
 		}
-		if got := newPrecheck(docs[c.kind], pointer).check(tree); got != passes {
+		if got := s.pre.check(tree); got != passes {
 			t.Errorf("%s %s: precheck says %d, not passes, of %s", c.kind, c.def, got, c.value)
 		}
 	}
@@ -80,7 +74,7 @@ func TestPrecheckPassesKinds(t *testing.T) {
 func TestPrecheckAllocatesNothing(t *testing.T) {
 	docs := kindSchemas(t)
 	for _, c := range precheckCases {
-		pre := newPrecheck(docs[c.kind], "#/$defs/"+c.def)
+		pre := compileAt(t, docs[c.kind], "#/$defs/"+c.def).pre
 		tree, _ := decodeAny([]byte(c.value))
 		if n := testing.AllocsPerRun(20, func() { pre.check(tree) }); n != 0 {
 			t.Errorf("%s %s: %v allocations a check", c.kind, c.def, n)
@@ -139,8 +133,12 @@ func FuzzPrecheck(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, doc, pointer, value string) {
-		pre := newPrecheck(doc, pointer)
-		full, err := compileFull(doc, pointer)
+		d, err := readSchemaDoc(doc, "fuzz.json")
+		if err != nil {
+			return
+		}
+		newPrecheck(d.doc, pointer) // of any schema, compiled or not: no panic
+		s, err := d.compile(pointer)
 		if err != nil {
 			return
 		}
@@ -148,7 +146,7 @@ func FuzzPrecheck(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := pre.check(tree), full.Validate(tree)
+		got, err := s.pre.check(tree), s.full.Validate(tree)
 		if got == passes && err != nil || got == fails && err == nil {
 			t.Fatalf("schema %s at %s, value %s: precheck says %d, validator says %v", doc, pointer, value, got, err)
 		}
@@ -161,16 +159,12 @@ func FuzzPrecheck(f *testing.F) {
 func BenchmarkValidate(b *testing.B) {
 	docs := kindSchemas(b)
 	for _, c := range precheckCases[:2] {
-		pointer := "#/$defs/" + c.def
-		full, err := compileFull(docs[c.kind], pointer)
-		if err != nil {
-			b.Fatal(err)
-		}
+		both := compileAt(b, docs[c.kind], "#/$defs/"+c.def)
 		tree, _ := decodeAny([]byte(c.value))
 		for _, s := range []struct {
 			name string
 			s    interface{ Validate(any) error }
-		}{{"validator", full}, {"precheck", schema{pre: newPrecheck(docs[c.kind], pointer), full: full}}} {
+		}{{"validator", both.full}, {"precheck", both}} {
 			b.Run(c.def+"/"+s.name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
