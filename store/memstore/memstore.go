@@ -18,7 +18,7 @@ import (
 type Store struct {
 	mu       sync.Mutex
 	convs    map[string]*conversation
-	sessions map[string]*store.Session
+	sessions map[string][]byte // encoded (codec.go)
 	parks    map[string]*store.Park
 
 	retention time.Duration
@@ -28,16 +28,35 @@ type Store struct {
 
 type conversation struct {
 	store.Conversation
-	messages []*store.Message
-	sessions []string      // ids of the sessions bound to it
-	pending  string        // id of the pending park
-	ended    []*store.Park // parks that ended with an outcome, in the order saved
-	used     time.Time     // last write or session
+	log      []byte    // the messages, encoded one after the other (codec.go)…
+	starts   []int     // …each from its start in log
+	sessions []string  // ids of the sessions bound to it
+	pending  string    // id of the pending park
+	ended    [][]byte  // parks that ended with an outcome, encoded, in the order saved
+	used     time.Time // last write or session
+}
+
+// message returns the encoding of the i-th message.
+func (c *conversation) message(i int) []byte {
+	if i+1 < len(c.starts) {
+		return c.log[c.starts[i]:c.starts[i+1]]
+	}
+	return c.log[c.starts[i]:]
+}
+
+// find returns the index of the message with id, or -1.
+func (c *conversation) find(id string) int {
+	for i := range c.starts {
+		if string(messageID(c.message(i))) == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // New returns an empty store that keeps everything until the process ends.
 func New() *Store {
-	return &Store{convs: map[string]*conversation{}, sessions: map[string]*store.Session{}, parks: map[string]*store.Park{}}
+	return &Store{convs: map[string]*conversation{}, sessions: map[string][]byte{}, parks: map[string]*store.Park{}}
 }
 
 // NewWithRetention returns a store that forgets a conversation (its
@@ -150,7 +169,7 @@ func (s *Store) addSessionLocked(c *conversation, sess *store.Session) {
 	for _, f := range []*string{&cp.AgentID, &cp.AgentName, &cp.UserName, &cp.ContactEmail, &cp.ContactPhone} {
 		*f = store.Text(*f)
 	}
-	s.sessions[sess.ID] = &cp
+	s.sessions[sess.ID] = appendSession(nil, &cp)
 	c.sessions = append(c.sessions, sess.ID)
 	c.used = time.Now()
 }
@@ -182,7 +201,8 @@ func (s *Store) ListConversations(_ context.Context, f store.ConversationFilter,
 	add := func(c *conversation) {
 		sum := store.ConversationSummary{ID: c.ID}
 		titled := false
-		for _, m := range c.messages {
+		for i := range c.starts {
+			m := readMessage(c.message(i), c.ID)
 			switch m.Role {
 			case store.RoleUser:
 				if !titled {
@@ -257,17 +277,17 @@ func (s *Store) Session(_ context.Context, id string) (*store.Session, error) {
 	if !ok {
 		return nil, store.ErrNotFound
 	}
-	cp := *sess
-	return &cp, nil
+	return readSession(sess), nil
 }
 
 func (s *Store) SetContact(_ context.Context, id, name, email, phone string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess, ok := s.sessions[id]
+	enc, ok := s.sessions[id]
 	if !ok {
 		return store.ErrNotFound
 	}
+	sess := readSession(enc)
 	merge := func(dst *string, v string) {
 		if v != "" {
 			*dst = store.Text(v)
@@ -276,6 +296,7 @@ func (s *Store) SetContact(_ context.Context, id, name, email, phone string) err
 	merge(&sess.UserName, name)
 	merge(&sess.ContactEmail, email)
 	merge(&sess.ContactPhone, phone)
+	s.sessions[id] = appendSession(nil, sess)
 	return nil
 }
 
@@ -297,7 +318,7 @@ func (s *Store) AppendFirst(_ context.Context, c *store.Conversation, m *store.M
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	conv, ok := s.convs[c.ID]
-	if !ok || len(conv.messages) > 0 || conv.pending != "" || conv.ModelPos != c.ModelPos || !slices.Equal(conv.Supports, c.Supports) {
+	if !ok || len(conv.starts) > 0 || conv.pending != "" || conv.ModelPos != c.ModelPos || !slices.Equal(conv.Supports, c.Supports) {
 		return false, nil
 	}
 	s.appendLocked(conv, []*store.Message{m})
@@ -307,10 +328,8 @@ func (s *Store) AppendFirst(_ context.Context, c *store.Conversation, m *store.M
 // appendLocked appends msgs, which the caller made for conversation c.
 func (s *Store) appendLocked(c *conversation, msgs []*store.Message) {
 	for _, m := range msgs {
-		cp := cloneMessage(m)
-		cp.ConversationID = c.ID
-		cp.Text, cp.ToolCallID, cp.ToolName = store.Text(cp.Text), store.Text(cp.ToolCallID), store.Text(cp.ToolName)
-		c.messages = append(c.messages, cp)
+		c.starts = append(c.starts, len(c.log))
+		c.log = appendMessage(c.log, m)
 	}
 	c.used = time.Now()
 }
@@ -322,23 +341,22 @@ func (s *Store) Messages(_ context.Context, id string, roles []store.Role, befor
 	if !ok {
 		return nil, false, store.ErrNotFound
 	}
-	end := len(c.messages)
+	end := len(c.starts)
 	if before != "" {
-		end = slices.IndexFunc(c.messages, func(m *store.Message) bool { return m.ID == before })
-		if end < 0 {
+		if end = c.find(before); end < 0 {
 			return nil, false, store.ErrNotFound
 		}
 	}
 	var out []*store.Message
 	i := end - 1
 	for ; i >= 0 && len(out) < limit; i-- {
-		if m := c.messages[i]; len(roles) == 0 || slices.Contains(roles, m.Role) {
-			out = append(out, cloneMessage(m))
+		if m := readMessage(c.message(i), c.ID); len(roles) == 0 || slices.Contains(roles, m.Role) {
+			out = append(out, m)
 		}
 	}
 	more := false
 	for ; i >= 0; i-- {
-		if len(roles) == 0 || slices.Contains(roles, c.messages[i].Role) {
+		if len(roles) == 0 || slices.Contains(roles, readMessage(c.message(i), c.ID).Role) {
 			more = true
 			break
 		}
@@ -395,21 +413,28 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 	if c == nil {
 		return nil, false, store.ErrNotFound
 	}
+	taken := *p
+	taken.State = a.State
+	if a.Turn != nil {
+		taken.Turn = *a.Turn
+	}
+	if a.Lease != nil {
+		taken.Owed, taken.LeaseOwner, taken.LeaseUntil = true, a.Lease.Owner, a.Lease.Until
+	}
+	if a.Outcome != nil {
+		taken.Outcome = slices.Clone(a.Outcome)
+		// Kept as taken: the card, not the lease as it goes on.
+		enc, err := appendPark(nil, &taken)
+		if err != nil {
+			return nil, false, err
+		}
+		c.ended = append(c.ended, enc)
+	}
 	if c.pending == id {
 		c.pending = ""
 	}
 	s.appendLocked(c, a.Messages)
-	p.State = a.State
-	if a.Turn != nil {
-		p.Turn = *a.Turn
-	}
-	if a.Lease != nil {
-		p.Owed, p.LeaseOwner, p.LeaseUntil = true, a.Lease.Owner, a.Lease.Until
-	}
-	if a.Outcome != nil {
-		p.Outcome = slices.Clone(a.Outcome)
-		c.ended = append(c.ended, clonePark(p)) // as taken: the card, not the lease as it goes on
-	}
+	*p = taken
 	if a.Lease == nil {
 		// Nothing is owed: the record is dropped to return its memory.
 		delete(s.parks, id)
@@ -448,16 +473,20 @@ func (s *Store) EndedParks(_ context.Context, id string, since time.Time, before
 	}
 	var until time.Time // zero: no bound
 	if before != "" {
-		i := slices.IndexFunc(c.messages, func(m *store.Message) bool { return m.ID == before })
+		i := c.find(before)
 		if i < 0 {
 			return nil, nil
 		}
-		until = c.messages[i].CreatedAt
+		until = readMessage(c.message(i), c.ID).CreatedAt
 	}
 	var out []*store.Park
-	for _, p := range c.ended {
+	for _, enc := range c.ended {
+		p, err := readPark(enc)
+		if err != nil {
+			return nil, err
+		}
 		if !p.CreatedAt.Before(since) && (until.IsZero() || p.CreatedAt.Before(until)) {
-			out = append(out, clonePark(p))
+			out = append(out, p)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *store.Park) int {
@@ -535,12 +564,6 @@ func (s *Store) ClaimTurn(_ context.Context, l store.Lease, now time.Time) (*sto
 	}
 	p.LeaseOwner, p.LeaseUntil = l.Owner, l.Until
 	return clonePark(p), true, nil
-}
-
-func cloneMessage(m *store.Message) *store.Message {
-	cp := *m
-	cp.ToolCalls = slices.Clone(m.ToolCalls)
-	return &cp
 }
 
 func clonePark(p *store.Park) *store.Park {
