@@ -3,6 +3,7 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -21,6 +22,8 @@ type Store struct {
 	sessions map[string][]byte // encoded (codec.go)
 	parks    map[string]*store.Park
 
+	scratch []byte // encode's, under mu
+
 	retention time.Duration
 	stop      chan struct{}
 	done      chan struct{}
@@ -28,7 +31,7 @@ type Store struct {
 
 type conversation struct {
 	store.Conversation
-	log      []byte    // the messages, encoded one after the other (codec.go)…
+	log      []byte    // the messages, encoded (codec.go) one after the other…
 	starts   []int     // …each from its start in log
 	sessions []string  // ids of the sessions bound to it
 	pending  string    // id of the pending park
@@ -162,6 +165,14 @@ func (s *Store) newSessionLocked(id string, also []*store.Session) error {
 	return nil
 }
 
+// encode returns what put appends to an empty slice, in a slice of its own
+// length: appending to one that grows as it goes allocated twice as much.
+// Under s.mu.
+func (s *Store) encode(put func([]byte) []byte) []byte {
+	s.scratch = put(s.scratch[:0])
+	return bytes.Clone(s.scratch)
+}
+
 // addSessionLocked stores a copy of sess, bound to c.
 func (s *Store) addSessionLocked(c *conversation, sess *store.Session) {
 	cp := *sess
@@ -169,7 +180,7 @@ func (s *Store) addSessionLocked(c *conversation, sess *store.Session) {
 	for _, f := range []*string{&cp.AgentID, &cp.AgentName, &cp.UserName, &cp.ContactEmail, &cp.ContactPhone} {
 		*f = store.Text(*f)
 	}
-	s.sessions[sess.ID] = appendSession(nil, &cp)
+	s.sessions[sess.ID] = s.encode(func(b []byte) []byte { return appendSession(b, &cp) })
 	c.sessions = append(c.sessions, sess.ID)
 	c.used = time.Now()
 }
@@ -296,7 +307,7 @@ func (s *Store) SetContact(_ context.Context, id, name, email, phone string) err
 	merge(&sess.UserName, name)
 	merge(&sess.ContactEmail, email)
 	merge(&sess.ContactPhone, phone)
-	s.sessions[id] = appendSession(nil, sess)
+	s.sessions[id] = s.encode(func(b []byte) []byte { return appendSession(b, sess) })
 	return nil
 }
 
@@ -328,8 +339,11 @@ func (s *Store) AppendFirst(_ context.Context, c *store.Conversation, m *store.M
 // appendLocked appends msgs, which the caller made for conversation c.
 func (s *Store) appendLocked(c *conversation, msgs []*store.Message) {
 	for _, m := range msgs {
+		// Encoded aside, then appended: appended piece by piece, the log
+		// grew several times for one message.
+		s.scratch = appendMessage(s.scratch[:0], m)
 		c.starts = append(c.starts, len(c.log))
-		c.log = appendMessage(c.log, m)
+		c.log = append(c.log, s.scratch...)
 	}
 	c.used = time.Now()
 }
@@ -424,7 +438,11 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 	if a.Outcome != nil {
 		taken.Outcome = slices.Clone(a.Outcome)
 		// Kept as taken: the card, not the lease as it goes on.
-		enc, err := appendPark(nil, &taken)
+		var err error
+		enc := s.encode(func(b []byte) []byte {
+			b, err = appendPark(b, &taken)
+			return b
+		})
 		if err != nil {
 			return nil, false, err
 		}
