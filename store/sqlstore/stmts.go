@@ -282,6 +282,7 @@ func (c *committer) onConn(fn func(*rawConn)) error {
 type rawConn struct {
 	dc    driver.ConnPrepareContext
 	stmts map[string]driver.Stmt
+	args  []driver.NamedValue // namedValues'
 }
 
 // commit runs the writes of batch in one transaction and sets errs[i] to
@@ -358,16 +359,19 @@ func (w *rawConn) stmt(query string) (driver.Stmt, error) {
 	return st, nil
 }
 
-func namedValues(args []any) ([]driver.NamedValue, error) {
-	nv := make([]driver.NamedValue, len(args))
+// namedValues converts args into w.args, which is reused: the driver
+// reads them only while the statement runs. A new slice for every
+// statement was a sixth of what the SQLite store allocates in a cycle.
+func (w *rawConn) namedValues(args []any) ([]driver.NamedValue, error) {
+	w.args = w.args[:0]
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: argument $%d: %w", i+1, err)
 		}
-		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+		w.args = append(w.args, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
-	return nv, nil
+	return w.args, nil
 }
 
 func (w *rawConn) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
@@ -375,7 +379,7 @@ func (w *rawConn) ExecContext(_ context.Context, query string, args ...any) (sql
 	if err != nil {
 		return nil, err
 	}
-	nv, err := namedValues(args)
+	nv, err := w.namedValues(args)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +392,7 @@ func (w *rawConn) QueryRowContext(_ context.Context, query string, args ...any) 
 	if err != nil {
 		return rawRow{err: err}
 	}
-	nv, err := namedValues(args)
+	nv, err := w.namedValues(args)
 	if err != nil {
 		return rawRow{err: err}
 	}
