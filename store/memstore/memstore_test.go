@@ -70,10 +70,10 @@ func TestRetention(t *testing.T) {
 // TestRetainedScan measures what the garbage collector must scan of a
 // finished conversation the store keeps: the growth of the scannable heap
 // (runtime/metrics' /gc/scan/heap:bytes, as of the last collection) per
-// storetest.Cycle kept. Kept as structs, a conversation was sixty-odd
-// objects (1,403 scannable bytes a cycle), and marking them was most of a
-// collection's work under load; codec.go keeps it in byte slices, which
-// are not scanned (411 bytes: the conversation's struct and map entries).
+// storetest.Cycle kept. Kept as structs, a conversation was 1,403
+// scannable bytes, and marking them was most of a collection's work under
+// load; codec.go keeps it in byte slices, which are not scanned (411
+// bytes: the conversation's struct and map entries).
 func TestRetainedScan(t *testing.T) {
 	const most = 512
 	const n = 2000
