@@ -137,7 +137,7 @@ func TestClientLimits(t *testing.T) {
 }
 
 // TestIdleTimeout: a socket whose peer stops answering pings is closed;
-// one that reads (and so answers them) stays.
+// one that reads (and so answers them) stays, until it stops reading.
 func TestIdleTimeout(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -146,7 +146,7 @@ func TestIdleTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	frames := make(chan []byte, 16)
 	readerDone := make(chan struct{})
-	go func() { // alive reads all along, which answers the server's pings
+	go func() { // alive reads until its pong, which answers the server's pings
 		defer close(readerDone)
 		for {
 			_, data, err := alive.WS.Read(ctx)
@@ -154,6 +154,9 @@ func TestIdleTimeout(t *testing.T) {
 				return
 			}
 			frames <- data
+			if strings.Contains(string(data), `"pong"`) {
+				return
+			}
 		}
 	}()
 	defer func() { cancel(); <-readerDone }()
@@ -177,6 +180,14 @@ func TestIdleTimeout(t *testing.T) {
 			t.Errorf("alive got %s", data)
 		}
 	case <-time.After(10 * time.Second):
-		t.Error("the reading socket was closed too")
+		t.Fatal("the reading socket was closed too")
+	}
+	// alive has answered pings until now, and reads no more: a later ping
+	// goes unanswered.
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(logs.String(), "no pong") < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never gave up on the socket that stopped reading")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
