@@ -404,9 +404,9 @@ func (e *Engine) CapabilitiesChanged(conv string) {
 	}
 }
 
-func (e *Engine) observe(conv string, f Follower, ev Event) {
+func (e *Engine) observe(conv string, f Follower, ev Event, chunk ...Event) {
 	if e.cfg.Observer != nil {
-		e.cfg.Observer.TurnEvent(conv, f, ev)
+		e.cfg.Observer.TurnEvent(conv, f, ev, chunk...)
 	}
 }
 

@@ -872,8 +872,8 @@ func (t *Turn) showPrompt(prompt []Event) {
 	if t.cancelled.Load() {
 		return
 	}
-	if o := t.eng.cfg.Observer; o != nil && len(prompt) > 0 {
-		o.TurnEvent(t.session.ConversationID, t.follower, prompt[0], prompt[1:]...)
+	if len(prompt) > 0 {
+		t.eng.observe(t.session.ConversationID, t.follower, prompt[0], prompt[1:]...)
 	}
 }
 
