@@ -72,6 +72,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	if f.KeepTurns {
 		c.keepTurns = true // for the connection: its turns are what it keeps
 	}
+	c.ext |= declaredExtensions(supports)
 	agentID := strings.TrimSpace(f.AgentID)
 	if agentID == "" {
 		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'agentId'"))
@@ -155,19 +156,20 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 // findConversation loads the conversation a client's id names, in any of
 // the id's forms.
 func (c *conn) findConversation(ctx context.Context, id string) (*store.Conversation, error) {
-	var err error
 	for _, form := range idForms(id) {
-		var conv *store.Conversation
-		if conv, err = c.srv.cfg.Store.Conversation(ctx, form); !errors.Is(err, store.ErrNotFound) {
+		if conv, err := c.srv.cfg.Store.Conversation(ctx, form); !errors.Is(err, store.ErrNotFound) {
 			return conv, err
 		}
 	}
-	return nil, err
+	return nil, store.ErrNotFound
 }
 
+// sessionData is a session's payload. A conversation id stored before ids
+// were UUIDs (32 hex digits) goes out hyphenated, as the reference schemas
+// require (format: uuid); a resume finds it in that form.
 func sessionData(s *store.Session) sessionPayload {
 	return sessionPayload{AgentID: s.AgentID, AgentName: s.AgentName, AgentParticipantID: s.AgentParticipantID,
-		ConversationID: s.ConversationID, SessionID: s.ID, UserParticipantID: s.UserParticipantID}
+		ConversationID: canonicalID(s.ConversationID), SessionID: s.ID, UserParticipantID: s.UserParticipantID}
 }
 
 // session loads a session; ok is false when it does not exist or its
@@ -175,10 +177,10 @@ func sessionData(s *store.Session) sessionPayload {
 // created are not read again: only their contact fields change later, and
 // nothing here reads those.
 func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, error) {
-	if id == "" {
+	id, ok := storedID(id)
+	if !ok {
 		return nil, false, nil
 	}
-	id = canonicalID(id) // session ids have always been UUIDs
 	if s, ok := c.sessions[id]; ok {
 		cp := *s // created here, so visible here
 		return &cp, true, nil
@@ -466,9 +468,17 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
-	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []store.Role{store.RoleUser, store.RoleReply}, f.Cursor, pageSize(f.Limit))
-	if errors.Is(err, store.ErrNotFound) && f.Cursor != "" {
-		c.send(errorEvent(f.RequestID, codeValidation, "Unknown 'cursor'"))
+	unknownCursor := func() { c.send(errorEvent(f.RequestID, codeValidation, "Unknown 'cursor'")) }
+	cursor := f.Cursor
+	if cursor != "" {
+		if cursor, ok = storedID(cursor); !ok { // a cursor is a message id
+			unknownCursor()
+			return
+		}
+	}
+	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []store.Role{store.RoleUser, store.RoleReply}, cursor, pageSize(f.Limit))
+	if errors.Is(err, store.ErrNotFound) && cursor != "" {
+		unknownCursor()
 		return
 	}
 	if err != nil {
@@ -477,8 +487,8 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 		return
 	}
 	var cards map[string][]object
-	if len(msgs) > 0 {
-		if cards, err = c.resolvedCards(ctx, sess.ConversationID, f.Cursor, msgs[len(msgs)-1]); err != nil {
+	if len(msgs) > 0 && c.ext&extHistoryCards != 0 {
+		if cards, err = c.resolvedCards(ctx, sess.ConversationID, cursor, msgs[len(msgs)-1]); err != nil {
 			c.srv.log.Error("list cards", "err", err)
 			c.send(errorEvent(f.RequestID, codeStorage, "Failed to list messages."))
 			return
@@ -667,7 +677,7 @@ func (c *conn) listConversations(ctx context.Context, f *frame) {
 	}
 	out := make([]object, len(list))
 	for i, s := range list {
-		out[i] = object{"conversationId": s.ID, "title": conversationTitle(s.Title),
+		out[i] = object{"conversationId": canonicalID(s.ID), "title": conversationTitle(s.Title),
 			"updatedAt": s.UpdatedAt.UTC().Format(time.RFC3339Nano), "messageCount": s.MessageCount}
 	}
 	c.send(immediate(f.RequestID, 200, "Conversations", object{"conversations": out}))
@@ -676,7 +686,8 @@ func (c *conn) listConversations(ctx context.Context, f *frame) {
 // verifyOTP answers verify_otp (PROTOCOL.md §2.9) with its checks in
 // order. kindkit has no OTP service and never offers a verification, so a
 // well-formed request for a visible session gets otp_invalid with the
-// NOT_FOUND sub-code: no code is pending.
+// NOT_FOUND reason and no attempts left: no code is pending, and one
+// would have to be requested.
 func (c *conn) verifyOTP(ctx context.Context, f *frame) {
 	code := strings.TrimSpace(string(f.Code))
 	switch {
@@ -696,8 +707,8 @@ func (c *conn) verifyOTP(ctx context.Context, f *frame) {
 	if _, ok := c.loadSession(ctx, f.SessionID, f.RequestID, notFound); !ok {
 		return
 	}
-	c.send(event{Type: "otp_invalid", RequestID: f.RequestID, Timestamp: now(), Data: object{"requestId": f.RequestID,
-		"data": object{"code": "NOT_FOUND", "message": "No verification code is pending for this session."}}})
+	c.send(nested("otp_invalid", f.RequestID, otpInvalid{Error: "NOT_FOUND", AttemptsRemaining: 0,
+		Message: "No verification code is pending for this session."}))
 }
 
 // conversationTitle is the first user message on one line, cut to

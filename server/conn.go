@@ -28,6 +28,7 @@ type conn struct {
 	watching  map[string]bool                // the conversations it has sessions on, read by its reader only
 	frames    *rate.Limiter                  // the frames it may send
 	keepTurns bool                           // its turns outlive it (keepTurns), read by its reader only
+	ext       extensions                     // the extensions it asked for, read by its reader only
 
 	mu       sync.Mutex
 	queue    [][]byte
@@ -45,6 +46,12 @@ type conn struct {
 
 	writerDone chan struct{}
 }
+
+// testHookFrame, when set (by tests only, before any server starts), is
+// called with every frame a connection reads (in) and every frame it
+// queues, in the order queued, under c.mu: the wire gate checks them
+// against the reference schemas (gate_test.go).
+var testHookFrame func(c *conn, in bool, data []byte)
 
 func newConn(s *Server, ws *websocket.Conn, sock *cork.Conn) *conn {
 	limit := rate.Limit(s.cfg.FrameRate)
@@ -101,6 +108,9 @@ func (c *conn) serve(ctx context.Context) {
 		typ, data, err := c.ws.Read(ctx)
 		if err != nil {
 			return
+		}
+		if testHookFrame != nil {
+			testHookFrame(c, true, data)
 		}
 		c.inFrame <- struct{}{}
 		c.take(ctx, typ, data)
@@ -215,6 +225,9 @@ func (c *conn) enqueueLocked(ev event) {
 	if err != nil {
 		c.srv.log.Error("encode event", "type", ev.Type, "err", err)
 		return
+	}
+	if testHookFrame != nil {
+		testHookFrame(c, false, data)
 	}
 	if len(c.queue) >= maxQueuedFrames || c.queued+len(data) > maxQueuedBytes {
 		// A client that stops reading loses its connection, never the

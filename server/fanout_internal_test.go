@@ -53,7 +53,7 @@ func TestCatchUpOfAParkedRun(t *testing.T) {
 	h := srv.hub
 	for _, shown := range []bool{true, false} {
 		c, conv := &conn{srv: srv, wake: make(chan struct{}, 1)}, fmt.Sprint("c-", shown)
-		h.receive([]byte(`{"o":"elsewhere","c":"` + conv + `","k":1,"r":"T","f":{"type":"stream_chunk","requestId":"T"}}`))
+		h.receive([]byte(`{"o":"elsewhere","c":"` + conv + `","k":1,"r":"T","f":{"data":{"node":"lookup","requestId":"T","state":{}},"node":"lookup","requestId":"T","timestamp":1,"type":"stream_chunk"}}`))
 		h.watch(c, conv)
 		var park *store.Park
 		if shown {

@@ -51,7 +51,7 @@ func testHistoryCarriesCards(t *testing.T, st store.Store) {
 	}
 	_, url := startServer(t, server.Config{Model: script, Store: st})
 	c := dial(t, url)
-	sid := create(c, `["choice_chips","rating_scale"]`)
+	sid := create(c, `["choice_chips","rating_scale","`+server.ExtHistoryCards+`"]`)
 	shown := map[string]map[string]any{} // request id → the spec its card showed
 	ids := map[string]string{}           // request id → its card's interactionId, as the history has it
 	raise := func(rid, msg string) string {
@@ -103,7 +103,7 @@ func testHistoryCarriesCards(t *testing.T, st store.Store) {
 				map[string]any{"header": "Plan", "options": []any{"Team"}},
 				map[string]any{"header": "Topics", "options": []any{"Pricing"}, "other": "SSO"}}}}}}},
 	}
-	checkHistory(t, c, sid, want)
+	checkHistory(t, c, dial(t, url), sid, want)
 }
 
 type card struct {
@@ -124,8 +124,21 @@ type message struct {
 
 // checkHistory reads session sid's history whole, then three messages at
 // a time (a turn's cards are found when its user message is on a later
-// page than its reply), and compares it with want.
-func checkHistory(t *testing.T, c *client, sid string, want []message) {
+// page than its reply), and compares it with want, on c, which asked for
+// the history's cards, and on plain, which asked for no extension and
+// gets the messages as the reference has them, with no cards.
+func checkHistory(t *testing.T, c, plain *client, sid string, want []message) {
+	t.Helper()
+	checkHistoryOn(t, c, sid, want)
+	var reference []message
+	for _, m := range want {
+		m.Interactions = nil
+		reference = append(reference, m)
+	}
+	checkHistoryOn(t, plain, sid, reference)
+}
+
+func checkHistoryOn(t *testing.T, c *client, sid string, want []message) {
 	t.Helper()
 	page := func(limit int, cursor string) ([]message, string) {
 		t.Helper()
@@ -195,7 +208,7 @@ func TestHistoryCarriesEveryCard(t *testing.T) {
 	}
 	_, url := startServer(t, server.Config{Model: script, Tools: servertest.EveryCardTools(t), ConfirmTools: []string{"delete"}})
 	c := dial(t, url)
-	sid := create(c, `["choice_chips","rating_scale"]`)
+	sid := create(c, `["choice_chips","rating_scale","`+server.ExtHistoryCards+`"]`)
 	until := func(rid, msg, typ string) map[string]any {
 		t.Helper()
 		c.Send(`{"action":"send_message","requestId":"` + rid + `","sessionId":"` + sid + `","message":"` + msg + `"}`)
@@ -234,7 +247,7 @@ func TestHistoryCarriesEveryCard(t *testing.T) {
 	confirmation := func(tool string) map[string]any {
 		return map[string]any{"toolId": tool, "actionDescription": "Approve calling tool '" + tool + "'?"}
 	}
-	checkHistory(t, c, sid, []message{
+	checkHistory(t, c, dial(t, url), sid, []message{
 		{Direction: "inbound", Content: map[string]any{"text": "rate"}, Interactions: []card{{InteractionID: ratingID, Kind: "rating", Reason: "to help you better",
 			Spec: ratingSpec, Outcome: map[string]any{"status": "cancelled"}}}},
 		{Direction: "outbound", Content: map[string]any{"text": "Kept."}},

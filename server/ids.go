@@ -15,13 +15,25 @@ func newID() string { return uuid.NewString() }
 // idForms are the stored ids a client's id may name, in the order to try
 // them: a UUID in any case or hyphenation is its canonical form, then its
 // 32 hex digits (the form of conversation ids stored before they were
-// UUIDs); anything else is only itself.
+// UUIDs). Anything else names nothing: it is answered as an unknown id
+// before any store sees it, so every store answers it alike (PostgreSQL
+// cannot even compare a NUL).
 func idForms(id string) []string {
-	if _, err := uuid.Parse(id); err != nil {
-		return []string{id}
+	canonical, ok := storedID(id)
+	if !ok {
+		return nil
 	}
-	canonical := canonicalID(id)
 	return []string{canonical, strings.ReplaceAll(canonical, "-", "")}
+}
+
+// storedID is the form in which id may be stored, when it is a UUID in
+// any case or hyphenation: session and message ids have always been
+// UUIDs. ok is false for anything else, which names nothing.
+func storedID(id string) (canonical string, ok bool) {
+	if _, err := uuid.Parse(id); err != nil {
+		return "", false
+	}
+	return canonicalID(id), true
 }
 
 // canonicalID is the first of idForms(id): id itself when it is canonical

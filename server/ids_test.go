@@ -16,7 +16,8 @@ var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 
 // Conversation and session ids are canonical lower-case UUIDv4s; a resume
 // names a conversation by any case or hyphenation of its id, and ids
-// stored before they were UUIDs (32 hex digits) keep working.
+// stored before they were UUIDs (32 hex digits) keep working: they go out
+// hyphenated, as the reference schemas require.
 func TestIDsAreUUIDs(t *testing.T) {
 	db := memstore.New()
 	legacy := "0123456789abcdef0123456789abcdef"
@@ -42,9 +43,9 @@ func TestIDsAreUUIDs(t *testing.T) {
 		t.Errorf("get_session with the upper-case id: %v", got)
 	}
 	hyphenated := legacy[:8] + "-" + legacy[8:12] + "-" + legacy[12:16] + "-" + legacy[16:20] + "-" + legacy[20:]
-	for _, form := range []string{legacy, strings.ToUpper(hyphenated)} {
+	for _, form := range []string{legacy, strings.ToUpper(hyphenated), hyphenated} {
 		c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + form + `"}`)
-		if got := path(c.Expect("immediate_response")[0], "data", "conversationId"); got != legacy {
+		if got := path(c.Expect("immediate_response")[0], "data", "conversationId"); got != hyphenated {
 			t.Errorf("resume of a stored 32-hex id as %s: conversation %v", form, got)
 		}
 	}

@@ -30,7 +30,7 @@ func TestVerifyOTP(t *testing.T) {
 	for _, code := range []string{`"123456"`, `123456`} {
 		c.Send(`{"action":"verify_otp","requestId":"v","sessionId":"` + sid + `","code":` + code + `}`)
 		ev := c.Expect("otp_invalid")[0]
-		if ev["requestId"] != "v" || path(ev, "data", "requestId") != "v" || path(ev, "data", "data", "code") != "NOT_FOUND" {
+		if ev["requestId"] != "v" || path(ev, "data", "requestId") != "v" || path(ev, "data", "data", "error") != "NOT_FOUND" || path(ev, "data", "data", "attemptsRemaining") != 0.0 {
 			t.Errorf("code %s: got %v", code, ev)
 		}
 	}

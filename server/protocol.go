@@ -331,6 +331,13 @@ type interactionPayload struct {
 	Spec          json.RawMessage `json:"spec"`
 }
 
+// otpInvalid is otp_invalid's data.data.
+type otpInvalid struct {
+	Error             string `json:"error,omitempty"`
+	AttemptsRemaining int    `json:"attemptsRemaining"`
+	Message           string `json:"message"`
+}
+
 // eventualPayload is eventual_response's data.data.
 type eventualPayload struct {
 	MessageID       string        `json:"messageId"`

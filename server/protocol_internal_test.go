@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 // benchSpec is the demo card's spec: what interaction_required carries on
@@ -58,7 +60,14 @@ func TestCanonicalID(t *testing.T) {
 		if got := canonicalID(in); got != want {
 			t.Errorf("canonicalID(%q) = %q, want %q", in, got, want)
 		}
-		if got := idForms(in)[0]; got != want {
+		forms := idForms(in)
+		if _, err := uuid.Parse(in); err != nil {
+			if forms != nil {
+				t.Errorf("idForms(%q) = %q, want none: it cannot be an id", in, forms)
+			}
+			continue
+		}
+		if got := forms[0]; got != want {
 			t.Errorf("idForms(%q)[0] = %q, want %q", in, got, want)
 		}
 	}

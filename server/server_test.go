@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,7 +14,32 @@ import (
 	"github.com/kindkit/kindkit/server"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks every test for leaked goroutines, and every frame the
+// tests' servers send against the reference schemas (the wire gate).
+func TestMain(m *testing.M) {
+	gate, err := loadWireGate(referenceSpec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	server.SetFrameHook(gate.see)
+	goleak.VerifyTestMain(gatedM{m, gate})
+}
+
+// gatedM fails a run whose tests passed when the wire gate found a frame
+// that breaks the reference schemas.
+type gatedM struct {
+	m    *testing.M
+	gate *wireGate
+}
+
+func (g gatedM) Run() int {
+	code := g.m.Run()
+	if !g.gate.report(os.Stdout) && code == 0 {
+		code = 1
+	}
+	return code
+}
 
 // startServer runs a server with cfg's model and tools on a real port and
 // returns it with its WebSocket URL.

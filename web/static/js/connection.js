@@ -17,8 +17,13 @@ export function wsURL() {
   return u.href;
 }
 
+// The kindkit extensions the page uses, asked for by name in supports
+// (server.ExtHistoryCards): the history's ended cards, for their summaries
+// after a reload.
+const EXTENSIONS = ["kindkit.history_cards"];
+
 export function supports() {
-  const set = new Set(Object.values(CARDS).map((c) => c.capability));
+  const set = new Set([...Object.values(CARDS).map((c) => c.capability), ...EXTENSIONS]);
   for (const k of state.kinds.values()) if (k.capability) set.add(k.capability);
   return [...set];
 }

@@ -1,0 +1,39 @@
+package server
+
+// Extensions a client asks for by naming them in the supports list of
+// create_conversation_session, beside its render capabilities. They are
+// kindkit's additions to what a client receives; a client that names none
+// gets every frame exactly as the reference schemas describe it, so the
+// reference clients, whose types are generated from those schemas, read
+// them unchanged. Additions to what a client may send (keepTurns,
+// withdrawInteraction) need no name: a reference client never sends them.
+//
+// A connection has the extensions named on any of its
+// create_conversation_session frames, for as long as it lives; they are
+// read from the frame, never inherited from the conversation, so a
+// reference client that resumes a conversation another client started
+// gets the reference frames. The names stay in the conversation's stored
+// supports list, as any value unknown to the capability gate does
+// (PROTOCOL.md, "Rules for supports").
+const (
+	// ExtHistoryCards has get_conversation_messages list, on each user
+	// message, the cards its turn showed that ended (its interactions
+	// field; docs/protocol-extensions.md).
+	ExtHistoryCards = "kindkit.history_cards"
+)
+
+// extensions is a set of the extensions above.
+type extensions uint8
+
+const extHistoryCards extensions = 1 << iota
+
+// declaredExtensions is the set of extensions named in supports.
+func declaredExtensions(supports []string) extensions {
+	var ext extensions
+	for _, s := range supports {
+		if s == ExtHistoryCards {
+			ext |= extHistoryCards
+		}
+	}
+	return ext
+}
