@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"strings"
 	"unicode/utf8"
 
@@ -13,14 +14,29 @@ const (
 	maxSnippetBytes  = 280
 )
 
+// Knowledge grounds turns in documents: the engine searches it with each
+// user message, cites the best documents to the client, and gives the
+// model their whole text. knowledge.Index is one, in memory. A failed
+// search or read is logged, and the turn goes on without the documents.
+type Knowledge interface {
+	// Search returns up to limit documents for query, the best first.
+	Search(ctx context.Context, query string, limit int) ([]knowledge.Hit, error)
+	// Doc returns the document whose Source is source, when there is one.
+	Doc(ctx context.Context, source string) (knowledge.Doc, bool, error)
+}
+
 // cite searches the knowledge with the person's message (PROTOCOL.md §7.4):
 // the best documents become the turn's citations, kept in its state so a
 // turn resumed from a park, in any process, still reports them.
-func (e *Engine) cite(message string) []store.Citation {
+func (e *Engine) cite(ctx context.Context, message string) []store.Citation {
 	if e.cfg.Knowledge == nil {
 		return nil
 	}
-	hits := e.cfg.Knowledge.Search(message, citationsPerTurn)
+	hits, err := e.cfg.Knowledge.Search(ctx, message, citationsPerTurn)
+	if err != nil {
+		e.log.Warn("search the knowledge; the turn goes on without it", "err", err)
+		return nil
+	}
 	out := make([]store.Citation, len(hits))
 	for i, h := range hits {
 		out[i] = store.Citation{ID: h.Source, Title: h.Source, Snippet: snippet(h.Content), Score: float64(h.Score)}
@@ -47,13 +63,17 @@ func snippet(content string) string {
 // documents are the whole documents behind a turn's citations, for the
 // model; a citation whose document is gone (the server restarted with
 // other knowledge) is left out.
-func (e *Engine) documents(cs []store.Citation) []knowledge.Doc {
+func (e *Engine) documents(ctx context.Context, cs []store.Citation) []knowledge.Doc {
 	if e.cfg.Knowledge == nil || len(cs) == 0 {
 		return nil
 	}
 	var out []knowledge.Doc
 	for _, c := range cs {
-		if d, ok := e.cfg.Knowledge.Doc(c.ID); ok {
+		d, ok, err := e.cfg.Knowledge.Doc(ctx, c.ID)
+		if err != nil {
+			e.log.Warn("read a cited document; the model goes on without it", "err", err)
+		}
+		if ok {
 			out = append(out, d)
 		}
 	}

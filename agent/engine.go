@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -35,7 +34,7 @@ type Config struct {
 	Hooks []kindkit.Hook
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, to the follower.
-	Knowledge *knowledge.Index
+	Knowledge Knowledge
 	// ParkTimeout is how long a park waits before it resolves no_response
 	// (default 24h).
 	ParkTimeout time.Duration
@@ -197,7 +196,7 @@ func (e *Engine) submitTool(kinds []string) Tool {
 		return tool
 	}
 	enum, _ := json.Marshal(kinds)
-	tool := Tool{Name: submitToolName, Description: submitToolDescribe,
+	tool := Tool{Name: SubmitToolName, Description: submitToolDescribe,
 		Parameters: json.RawMessage(fmt.Sprintf(submitToolSchema, enum))}
 	if len(e.submitTools) < maxSubmitTools {
 		e.submitTools[key] = tool

@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -50,7 +51,7 @@ func TestEngineSweepBatches(t *testing.T) {
 		}
 	}
 	st := sweeps{mem, make(chan struct{})}
-	e := newEngine(t, agent.Config{Store: st, Model: agent.Demo{}, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	e := newEngine(t, agent.Config{Store: st, Model: demo.Model{}, Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 	pending := func() []*store.Park {
 		t.Helper()
 		ps, err := mem.ExpiredParks(ctx, clock.Now().Add(time.Hour), 1000)

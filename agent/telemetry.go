@@ -209,7 +209,7 @@ func (e *Engine) parkEnded(p *store.Park, state store.ParkState) {
 // toolLabel is name as a metric label: a tool the turn may call, or
 // unknownTool, so a model inventing names cannot grow the label set.
 func (e *Engine) toolLabel(name string) string {
-	if name == submitToolName {
+	if name == SubmitToolName {
 		return name
 	}
 	if _, ok := e.cfg.Catalog.ByTool(name); ok {

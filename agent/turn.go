@@ -70,9 +70,13 @@ type Turn struct {
 	held *store.Step
 }
 
+// SubmitToolName is the generic tool of the conversational path, through
+// which the model submits what the person said for a card it could not
+// show; its result is the card's payload.
+const SubmitToolName = "submit_interaction"
+
 const (
 	deniedResult       = "Denied by human: user rejected the action"
-	submitToolName     = "submit_interaction"
 	submitToolSchema   = `{"type":"object","properties":{"kind":{"type":"string","enum":%s,"description":"The interaction kind whose fallback you followed."},"values":{"type":"object","description":"The values the visitor gave, shaped as the fallback instructions say."},"declined":{"type":"boolean","description":"True when the visitor refused to answer."}},"required":["kind"]}`
 	submitToolDescribe = "Submit what the visitor told you in conversation for an interaction whose card this channel cannot show. The values are checked; on errors, re-ask the visitor and submit again."
 	historyLimit       = 50
@@ -151,7 +155,7 @@ func (t *Turn) WaitsOn() (*store.Park, *kindkit.Spec) {
 func (t *Turn) Start(text string) {
 	t.eng.metrics.TurnStarted()
 	t.goRun(func() {
-		t.state.Citations = t.eng.cite(text)
+		t.state.Citations = t.eng.cite(t.ctx, text)
 		if !t.stored {
 			if err := t.save(store.Step{Messages: []*store.Message{t.userMessage(text)}}); err != nil {
 				t.fail(err)
@@ -458,7 +462,7 @@ func (t *Turn) run() {
 		mctx, mspan := t.startModel()
 		resp, err := e.cfg.Model.Respond(mctx, ModelRequest{
 			ConversationID: conv.ID, Position: conv.ModelPos, History: history, Tools: t.tools(conv),
-			Knowledge: e.documents(t.state.Citations),
+			Knowledge: e.documents(mctx, t.state.Citations),
 		}, func(text string) {
 			if text != "" {
 				t.emit(Event{Kind: EventText, Text: text})
@@ -653,7 +657,7 @@ func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 	if k, ok := e.cfg.Catalog.ByTool(call.Name); ok {
 		return t.raise(k, call)
 	}
-	if call.Name == submitToolName {
+	if call.Name == SubmitToolName {
 		// It runs host code (the kind's answer hooks, an asking host
 		// tool): the call is stored first, as a host tool's.
 		if err := t.flush(call); err != nil {

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -88,17 +89,19 @@ func LoadDir(dir string) (*Index, error) {
 // Len is the number of documents.
 func (x *Index) Len() int { return len(x.docs) }
 
-// Doc returns the document with the given source.
-func (x *Index) Doc(source string) (Doc, bool) {
+// Doc returns the document with the given source. It never fails: the
+// index is in memory (the error is agent.Knowledge's).
+func (x *Index) Doc(_ context.Context, source string) (Doc, bool, error) {
 	i, ok := x.bySource[source]
 	if !ok {
-		return Doc{}, false
+		return Doc{}, false, nil
 	}
-	return x.docs[i], true
+	return x.docs[i], true, nil
 }
 
-// Search returns the k best documents for query, best first.
-func (x *Index) Search(query string, k int) []Hit {
+// Search returns the k best documents for query, best first. It never
+// fails: the index is in memory (the error is agent.Knowledge's).
+func (x *Index) Search(_ context.Context, query string, k int) ([]Hit, error) {
 	q := words(query)
 	hits := make([]Hit, len(x.docs))
 	for i, d := range x.docs {
@@ -110,7 +113,7 @@ func (x *Index) Search(query string, k int) []Hit {
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return hits[:min(max(k, 0), len(hits))]
+	return hits[:min(max(k, 0), len(hits))], nil
 }
 
 // words are the distinct lower-cased runs of letters and digits of s.

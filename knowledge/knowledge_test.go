@@ -1,6 +1,7 @@
 package knowledge_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,30 +63,30 @@ func TestSearchRanksByDistinctSharedWords(t *testing.T) {
 		// Words are runs of letters and digits in any script, any case.
 		{"30-DAYS", []string{"returns.md", "shipping.md", "refunds.md"}, []int{2, 1, 1}},
 	} {
-		hits := x.Search(tc.query, 3)
+		hits := search(x, tc.query, 3)
 		if got := sources(hits); !slices.Equal(got, tc.want) || !slices.Equal(scores(hits), tc.scores) {
 			t.Errorf("Search(%q) = %v %v, want %v %v", tc.query, got, scores(hits), tc.want, tc.scores)
 		}
 	}
-	if hits := x.Search("refund", 10); len(hits) != 4 {
+	if hits := search(x, "refund", 10); len(hits) != 4 {
 		t.Errorf("k beyond the index: %d hits", len(hits))
 	}
-	if hits := x.Search("refund", 0); len(hits) != 0 {
+	if hits := search(x, "refund", 0); len(hits) != 0 {
 		t.Errorf("k = 0: %d hits", len(hits))
 	}
-	if hits := x.Search("refund", -1); len(hits) != 0 {
+	if hits := search(x, "refund", -1); len(hits) != 0 {
 		t.Errorf("k < 0: %d hits", len(hits))
 	}
-	if hits := newIndex(t).Search("refund", 3); len(hits) != 0 {
+	if hits := search(newIndex(t), "refund", 3); len(hits) != 0 {
 		t.Errorf("empty index: %v", hits)
 	}
-	if d, ok := x.Doc("privacy.md"); !ok || d.Content != "We never sell your data." {
+	if d, ok := doc(x, "privacy.md"); !ok || d.Content != "We never sell your data." {
 		t.Errorf("Doc(privacy.md) = %v, %v", d, ok)
 	}
-	if _, ok := x.Doc("nope.md"); ok {
+	if _, ok := doc(x, "nope.md"); ok {
 		t.Error("Doc(nope.md) found")
 	}
-	if hits := newIndex(t, knowledge.Doc{Source: "ü.md", Content: "Über Größe ÄNDERN"}).Search("größe ändern", 1); hits[0].Score != 2 {
+	if hits := search(newIndex(t, knowledge.Doc{Source: "ü.md", Content: "Über Größe ÄNDERN"}), "größe ändern", 1); hits[0].Score != 2 {
 		t.Errorf("non-ASCII words: score %d, want 2", hits[0].Score)
 	}
 }
@@ -120,7 +121,7 @@ func TestLoadDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sources(x.Search("shipping", 5)); !slices.Equal(got, []string{"faq/shipping.TXT", "returns.md"}) {
+	if got := sources(search(x, "shipping", 5)); !slices.Equal(got, []string{"faq/shipping.TXT", "returns.md"}) {
 		t.Errorf("sources = %v", got)
 	}
 
@@ -151,7 +152,7 @@ func FuzzSearch(f *testing.F) {
 			}
 			return
 		}
-		hits := x.Search(query, k)
+		hits := search(x, query, k)
 		if len(hits) != min(max(k, 0), 2) {
 			t.Fatalf("%d hits for k=%d", len(hits), k)
 		}
@@ -164,4 +165,15 @@ func FuzzSearch(f *testing.F) {
 			t.Fatalf("a outranks the query's own words: %v", scores(hits))
 		}
 	})
+}
+
+// search and doc are the index's lookups, which never fail.
+func search(x *knowledge.Index, query string, k int) []knowledge.Hit {
+	hits, _ := x.Search(context.Background(), query, k)
+	return hits
+}
+
+func doc(x *knowledge.Index, source string) (knowledge.Doc, bool) {
+	d, ok, _ := x.Doc(context.Background(), source)
+	return d, ok
 }

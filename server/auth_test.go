@@ -7,7 +7,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jonboulle/clockwork"
 
-	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -120,7 +120,7 @@ func TestConversationsAreScopedToTheirOwner(t *testing.T) {
 // anonymously: its owner's conversation is as unknown to it as anyone's.
 func TestIdentityEndsWithToken(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	_, url := startServer(t, server.Config{Model: agent.Demo{}, AuthSecret: secret, Clock: clock})
+	_, url := startServer(t, server.Config{Model: demo.Model{}, AuthSecret: secret, Clock: clock})
 	c := dial(t, url+"?token="+server.SignToken(secret, server.Principal{Sub: "alice"}, clock.Now().Add(time.Hour)))
 	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a"}`)
 	conv := path(c.Expect("immediate_response")[0], "data", "conversationId").(string)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -114,7 +115,7 @@ func quietServer(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: agent.Demo{}, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: demo.Model{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -31,7 +31,7 @@ func TestREADMEFrames(t *testing.T) {
 	if len(blocks) != 3 {
 		t.Fatalf("%d json frames in the section, want create, message and submit", len(blocks))
 	}
-	_, url := startServer(t, server.Config{Model: agent.Demo{}})
+	_, url := startServer(t, server.Config{Model: demo.Model{}})
 	c := dial(t, url)
 
 	c.Send(blocks[0][1])

@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
@@ -342,7 +343,7 @@ func (g *gateStore) AppendFirst(ctx context.Context, c *store.Conversation, m *s
 // for it, and for its turn's terminal event, before it closes with 1001.
 func TestDrainWaitsForFrameInFlight(t *testing.T) {
 	st := &gateStore{Store: memstore.New(), inside: make(chan struct{}), release: make(chan struct{})}
-	srv, url := startServer(t, server.Config{Model: agent.Demo{}, Store: st})
+	srv, url := startServer(t, server.Config{Model: demo.Model{}, Store: st})
 	c := dial(t, url)
 	sid := create(c, "")
 	st.armed.Store(true)

@@ -16,7 +16,6 @@ import (
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/cork"
-	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -31,7 +30,7 @@ type Config struct {
 	Hooks        []kindkit.Hook   // run with every accepted answer of their kind; see agent.Config
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, to the client.
-	Knowledge *knowledge.Index
+	Knowledge agent.Knowledge
 	// ParkTimeout is how long a park waits before it resolves no_response
 	// (default 24h).
 	ParkTimeout time.Duration

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/server"
@@ -59,7 +59,7 @@ var (
 )
 
 func TestDemoFlow(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: agent.Demo{}})
+	_, url := startServer(t, server.Config{Model: demo.Model{}})
 	c := dial(t, url)
 	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
 	sid := path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
@@ -89,7 +89,7 @@ func TestDemoFlow(t *testing.T) {
 // capability it asks in words, reads the picks from the answer and submits
 // them as the card would.
 func TestDemoFallback(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: agent.Demo{}})
+	_, url := startServer(t, server.Config{Model: demo.Model{}})
 	c := dial(t, url)
 	sid := create(c, "")
 	c.Send(`{"action":"send_message","requestId":"r1","sessionId":"` + sid + `","message":"hi"}`)

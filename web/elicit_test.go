@@ -12,8 +12,10 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/mcp"
+	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
 	"github.com/kindkit/kindkit/internal/mcptest"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/kinds/elicitation"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
@@ -52,7 +54,8 @@ func TestElicitationInPage(t *testing.T) {
 		{"deadline", "User cancelled", "No answer in time.", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"}}, nil)
+			src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
+				Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

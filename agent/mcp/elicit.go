@@ -12,7 +12,6 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
-	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
 )
 
 // An MCP server may ask the person something in the middle of a tool call
@@ -145,7 +144,7 @@ func (s *Server) follow(ctx context.Context, tool string, lc *liveCall) (agent.R
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	for range lc.handed {
-		if _, err := agent.AskLive(ctx, elicitationgen.Name, nil, ""); errors.Is(err, kindkit.ErrParked) {
+		if _, err := agent.AskLive(ctx, s.src.Ask.Name, nil, ""); errors.Is(err, kindkit.ErrParked) {
 			return agent.Result{}, err // not replayed: this run is not the answer's
 		}
 	}
@@ -162,7 +161,7 @@ func (s *Server) follow(ctx context.Context, tool string, lc *liveCall) (agent.R
 				return agent.Result{}, ctx.Err()
 			}
 		}
-		values, err := agent.AskLive(ctx, elicitationgen.Name, s.spec(lc.pending.params), s.src.Name+" asks, for its tool "+tool)
+		values, err := agent.AskLive(ctx, s.src.Ask.Name, s.spec(lc.pending.params), s.src.Name+" asks, for its tool "+tool)
 		if errors.Is(err, kindkit.ErrParked) {
 			return agent.Result{}, err // the call waits; the answer runs the tool again
 		}
@@ -189,9 +188,7 @@ func (lc *liveCall) stop() {
 
 // spec is the elicitation card's spec for a question.
 func (s *Server) spec(p *sdk.ElicitParams) json.RawMessage {
-	raw, _ := json.Marshal(elicitationgen.ElicitationSpec{Server: s.src.Name, Message: p.Message,
-		RequestedSchema: requestedSchema(p.RequestedSchema)})
-	return raw
+	return s.src.Ask.Spec(s.src.Name, p.Message, requestedSchema(p.RequestedSchema))
 }
 
 // requestedSchema is the requested schema as a JSON object (the SDK hands

@@ -15,8 +15,10 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/mcp"
+	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
+	"github.com/kindkit/kindkit/kinds/elicitation"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
@@ -61,7 +63,7 @@ type kindkit struct {
 
 func startKindkit(t *testing.T, url string, st store.Store, clock clockwork.Clock, script ...agent.ScriptEntry) *kindkit {
 	t.Helper()
-	desk, err := mcp.Start(context.Background(), mcp.Source{Name: "desk", URL: url}, nil)
+	desk, err := mcp.Start(context.Background(), mcp.Source{Name: "desk", URL: url, Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,22 @@ type Source struct {
 	// longer than the park timeout, so that a card's deadline answers the
 	// server's question before the call is given up.
 	ElicitTimeout time.Duration
+	// Ask is the kind whose cards ask the server's questions
+	// (elicitation/create). Nil: the client declares no elicitation
+	// capability, so the server does not ask.
+	Ask *CardKind
+}
+
+// CardKind is the kind whose cards show an MCP server's questions, handed
+// in by the main: package mcp names no kind. kindkit's own is the
+// elicitation kind:
+//
+//	&mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}
+type CardKind struct {
+	Name string // the kind's wire name
+	// Spec is the card's spec for a question of the server named server:
+	// its message, and the schema of the answer it asks for.
+	Spec func(server, message string, requestedSchema map[string]any) json.RawMessage
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$`)
@@ -104,10 +120,11 @@ func Start(ctx context.Context, src Source, log *slog.Logger) (*Server, error) {
 func (s *Server) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "kindkit", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go s.refresh() },
-		ElicitationHandler:     s.elicit, // declares the elicitation capability (form mode)
-	})
+	opts := &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go s.refresh() }}
+	if s.src.Ask != nil {
+		opts.ElicitationHandler = s.elicit // declares the elicitation capability (form mode)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "kindkit", Version: "1"}, opts)
 	var transport sdk.Transport
 	var cmd *exec.Cmd
 	if s.src.URL != "" {

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/telemetry"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
@@ -78,6 +78,6 @@ func benchConfig(st store.Store) server.Config {
 		st = memstore.New()
 	}
 	metrics := telemetry.NewMetrics(prometheus.NewRegistry())
-	return server.Config{Model: agent.Demo{}, Store: metrics.Store(st), Metrics: metrics, TracerProvider: noop.NewTracerProvider(),
+	return server.Config{Model: demo.Model{}, Store: metrics.Store(st), Metrics: metrics, TracerProvider: noop.NewTracerProvider(),
 		ClientFrameRate: -1, ConversationRate: -1}
 }

@@ -217,7 +217,7 @@ func (c *cannedConn) writeLoop() {
 	}
 }
 
-// The canned bytes: what kindkit's demo model (agent.Demo) makes of the
+// The canned bytes: what kindkit's demo model (demo.Model) makes of the
 // submit that kindload sends, keys in alphabetical order as kindkit
 // writes them.
 const (

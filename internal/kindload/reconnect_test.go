@@ -14,7 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
 )
@@ -24,7 +24,7 @@ import (
 // address.
 func startKindkit(t *testing.T) string {
 	t.Helper()
-	return startServer(t, server.Config{Model: agent.Demo{}})
+	return startServer(t, server.Config{Model: demo.Model{}})
 }
 
 // startServer serves a kindkit server made from cfg in-process on a

@@ -24,10 +24,13 @@ import (
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/mcp"
 	"github.com/kindkit/kindkit/agent/openai"
+	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
 	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
 	"github.com/kindkit/kindkit/internal/debugstats"
+	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/telemetry"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/kinds/elicitation"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/server"
@@ -157,7 +160,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns,
 		ClientFrameRate: *clientFrameRate, ClientFrameBurst: *clientFrameBurst, ConversationRate: *convRate, ConversationBurst: *convBurst, IdleTimeout: *idleTimeout,
-		AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: metrics.Store(store), Model: agent.Demo{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
+		AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: metrics.Store(store), Model: demo.Model{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
 		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret), TracerProvider: tracer, Metrics: metrics}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"
@@ -177,10 +180,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cfg.Model, _ = agent.NewScripted(f.Script)
 		cfg.Tools, cfg.ConfirmTools = f.Tools, f.ConfirmTools
 		if len(f.Knowledge) > 0 {
-			if cfg.Knowledge, err = knowledge.New(f.Knowledge); err != nil {
+			index, err := knowledge.New(f.Knowledge)
+			if err != nil {
 				log.Error("load script", "file", *script, "err", err)
 				return 1
 			}
+			cfg.Knowledge = index
 		}
 	case "openai":
 		m, err := openai.New(openai.Config{BaseURL: *openaiURL, Model: *openaiModel, APIKey: os.Getenv("OPENAI_API_KEY"), System: *system, Logger: log})
@@ -199,16 +204,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			log.Error("-knowledge and a script's server.knowledge both give knowledge; use one")
 			return 2
 		}
-		if cfg.Knowledge, err = knowledge.LoadDir(*knowledgeDir); err != nil {
+		index, err := knowledge.LoadDir(*knowledgeDir)
+		if err != nil {
 			log.Error("load knowledge", "err", err)
 			return 1
 		}
-		log.Info("knowledge", "dir", *knowledgeDir, "documents", cfg.Knowledge.Len())
+		cfg.Knowledge = index
+		log.Info("knowledge", "dir", *knowledgeDir, "documents", index.Len())
 	}
 	for _, src := range mcpSources {
 		// A server's question waits as long as its card, and a minute
 		// more, so that the deadline's cancel reaches the server first.
 		src.ElicitTimeout = cfg.ParkTimeout + time.Minute
+		src.Ask = &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}
 		m, err := mcp.Start(ctx, src, log)
 		if err != nil {
 			log.Error("start mcp server", "mcpServer", src.Name, "err", err)

@@ -105,3 +105,12 @@ func (Rules) Fallback(spec *elicitationgen.ElicitationSpec, reason string) strin
 		`it checks them and tells you what to re-ask. If the visitor would rather not answer, call submit_interaction with declined=true.`)
 	return b.String()
 }
+
+// MCPSpec is the spec of the card that asks an MCP server's question: the
+// server's name in kindkit's configuration, its message, and the schema of
+// the answer it requested. It is the Spec of agent/mcp's CardKind for this
+// kind.
+func MCPSpec(server, message string, requestedSchema map[string]any) json.RawMessage {
+	raw, _ := json.Marshal(elicitationgen.ElicitationSpec{Server: server, Message: message, RequestedSchema: requestedSchema})
+	return raw
+}

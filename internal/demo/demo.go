@@ -1,4 +1,4 @@
-package agent
+package demo
 
 import (
 	"context"
@@ -8,41 +8,44 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/kindkit/kindkit/agent"
+	choicesgen "github.com/kindkit/kindkit/gen/choices"
 	"github.com/kindkit/kindkit/store"
 )
 
-// Demo is the built-in model of kindserver with no flags: on a
+// Model is the built-in model of kindserver with no flags: on a
 // conversation's first message it raises a choices card, and it answers
 // from the picks, so a newcomer sees the whole flow without a real model.
-type Demo struct{}
+// It is a model like any other: the engine knows no kind of it.
+type Model struct{}
 
 const demoRaise = `{"questions":[` +
 	`{"question":"Which plan are you curious about?","header":"Plan","options":[{"label":"Starter","description":"For one person"},{"label":"Team","description":"Up to 20 seats"},{"label":"Enterprise"}]},` +
 	`{"question":"What should the answer cover?","header":"Topics","options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"multiSelect":true}],` +
 	`"reason":"to tailor the answer to you"}`
 
-func (Demo) Respond(ctx context.Context, req ModelRequest, onText func(string)) (ModelResponse, error) {
+func (Model) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
 	if err := ctx.Err(); err != nil {
-		return ModelResponse{}, err
+		return agent.ModelResponse{}, err
 	}
 	h := req.History
 	if len(h) == 0 {
-		return ModelResponse{}, nil
+		return agent.ModelResponse{}, nil
 	}
 	last := h[len(h)-1]
 	var text string
 	switch {
-	case last.Role == store.RoleTool && (last.ToolName == "request_choices" || last.ToolName == submitToolName && !last.IsError):
+	case last.Role == store.RoleTool && (last.ToolName == choicesgen.ToolName || last.ToolName == agent.SubmitToolName && !last.IsError):
 		text = demoAnswer(last.Text)
 	case last.Role == store.RoleUser && askedInWords(h[:len(h)-1]):
 		// The conversational path: the picks are read from the words and
 		// submitted as a card's would be.
 		if call, ok := demoSubmit(last.Text); ok {
-			return ModelResponse{ToolCalls: []store.ToolCall{call}}, nil
+			return agent.ModelResponse{ToolCalls: []store.ToolCall{call}}, nil
 		}
 		text = "I did not catch that: which plan (Starter, Team or Enterprise), and which topics (Pricing, Security, Integrations)?"
 	case last.Role == store.RoleUser && !hasAssistant(h[:len(h)-1]):
-		return ModelResponse{ToolCalls: []store.ToolCall{{ID: "call-" + uuid.NewString(), Name: "request_choices", Arguments: demoRaise}}}, nil
+		return agent.ModelResponse{ToolCalls: []store.ToolCall{{ID: "call-" + uuid.NewString(), Name: choicesgen.ToolName, Arguments: demoRaise}}}, nil
 	case last.Role == store.RoleUser:
 		text = fmt.Sprintf("You said %q. I am kindkit's demo model: I only ask one card per conversation. Run kindserver with -script or a real model for more.", last.Text)
 	default:
@@ -51,7 +54,7 @@ func (Demo) Respond(ctx context.Context, req ModelRequest, onText func(string)) 
 	for _, piece := range strings.SplitAfter(text, " ") {
 		onText(piece)
 	}
-	return ModelResponse{Text: text}, nil
+	return agent.ModelResponse{Text: text}, nil
 }
 
 // askedInWords tells whether the demo's card went the conversational way
@@ -61,9 +64,9 @@ func askedInWords(h []*store.Message) bool {
 		m := h[i]
 		switch {
 		case m.Role != store.RoleTool:
-		case m.ToolName == submitToolName:
+		case m.ToolName == agent.SubmitToolName:
 			return m.IsError // refused: the question is still open
-		case m.ToolName == "request_choices":
+		case m.ToolName == choicesgen.ToolName:
 			return strings.Contains(m.Text, `"mode":"conversational"`)
 		}
 	}
@@ -87,9 +90,9 @@ func demoSubmit(words string) (store.ToolCall, bool) {
 	if len(plans) == 0 || len(topics) == 0 {
 		return store.ToolCall{}, false
 	}
-	args, _ := json.Marshal(map[string]any{"kind": "choices", "values": map[string]any{"answers": []map[string]any{
+	args, _ := json.Marshal(map[string]any{"kind": choicesgen.Name, "values": map[string]any{"answers": []map[string]any{
 		{"header": "Plan", "options": plans[:1]}, {"header": "Topics", "options": topics}}}})
-	return store.ToolCall{ID: "call-" + uuid.NewString(), Name: submitToolName, Arguments: string(args)}, true
+	return store.ToolCall{ID: "call-" + uuid.NewString(), Name: agent.SubmitToolName, Arguments: string(args)}, true
 }
 
 func hasAssistant(h []*store.Message) bool {
