@@ -611,8 +611,10 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 
 // Detach is told that t's follower went away. A parked turn stays parked
 // in the store; a turn that an answer resumed, or that keep asks for (a
-// drain, a client that will come back), runs on unseen; any other running
-// turn is aborted (nobody waits for it, and nothing was promised).
+// drain, a client that will come back), runs on unseen; a turn in its
+// first run is aborted: its client closed its own socket, which aborts
+// the turn it asked for (PROTOCOL.md §4.10). Only the process's death
+// hands such a turn on (its lease runs out, and another takes it over).
 func (e *Engine) Detach(t *Turn, keep bool) {
 	if id, _ := t.Parked(); id != "" {
 		e.mu.Lock()
@@ -622,7 +624,7 @@ func (e *Engine) Detach(t *Turn, keep bool) {
 		e.mu.Unlock()
 		return
 	}
-	if _, owed := t.heldLease(); owed || keep {
+	if keep || t.after != "" {
 		return
 	}
 	// Aborted: the conversation's other sockets hear that it ended.

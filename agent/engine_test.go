@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -89,7 +90,10 @@ func (f *follower) Adopt(t *agent.Turn, parkID string) bool {
 }
 
 func (f *follower) start(e *agent.Engine, sess *store.Session, text string) {
-	t := e.NewTurn(f, sess, "r1")
+	t, err := e.Send(context.Background(), f, sess, "r1", text)
+	if err != nil {
+		panic(err)
+	}
 	f.mu.Lock()
 	f.active = t
 	f.mu.Unlock()
@@ -330,7 +334,7 @@ func TestEngineTakeover(t *testing.T) {
 
 // TestEngineAfterShutdown: no run starts once Shutdown has begun. An
 // answer taken then is kept, and its turn stays owed for the next process;
-// a new message fails at once rather than hang.
+// a new message is refused at once rather than hang: that turn is owed.
 func TestEngineAfterShutdown(t *testing.T) {
 	for name, open := range stores(t) {
 		if name == "memory" {
@@ -348,10 +352,8 @@ func TestEngineAfterShutdown(t *testing.T) {
 			if ok, err := a.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, func() { acked = true }); err != nil || !ok || !acked {
 				t.Fatalf("Resolve after Shutdown = %v, %v (acked %v)", ok, err, acked)
 			}
-			late := newFollower()
-			late.start(a, sess, "anyone there?")
-			if ev := <-late.events; ev.Kind != agent.EventFailed {
-				t.Errorf("a turn started after Shutdown: %v, want EventFailed", ev.Kind)
+			if _, err := a.Send(context.Background(), newFollower(), sess, "r2", "anyone there?"); !errors.Is(err, agent.ErrTurnInProgress) {
+				t.Errorf("a message while the answered turn is owed: %v, want ErrTurnInProgress", err)
 			}
 
 			b := engine(t, st, script(t, "Pro it is."), clock)

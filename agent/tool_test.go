@@ -120,7 +120,10 @@ func TestHostToolCancel(t *testing.T) {
 	e := newEngine(t, agent.Config{Store: st, Tools: []agent.HostTool{wait},
 		Model: scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: "wait", Arguments: `{}`})})
 	sess := conversation(t, st, "")
-	tr := e.NewTurn(nil, sess, "r1")
+	tr, err := e.Send(context.Background(), nil, sess, "r1", "wait")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tr.Start("wait")
 	<-started
 	e.Cancel(context.Background(), tr)

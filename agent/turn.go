@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,9 +23,10 @@ import (
 // A Turn is one user message and everything it causes, until its terminal
 // event. While it runs it has a goroutine; while it is parked it is only the
 // park record in the store (and, for speed, this struct in its follower).
-// A turn an answer resumed runs under a lease in the store: every step it
-// takes is stored with its state, so if its process dies another run picks
-// it up after the last stored step.
+// A running turn is owed its reply, from its message on (Send) and again
+// from the answer that resumed it: it runs under a lease in the store,
+// every step it takes is stored with its state, and if its process dies
+// another run picks it up after the last stored step.
 type Turn struct {
 	eng       *Engine
 	follower  Follower // nil when nobody follows the turn (it still finishes)
@@ -58,9 +60,8 @@ type Turn struct {
 	// Read from the store when a run needs them, then kept up to date by
 	// the turn itself (and kept across a park, see inherit): the
 	// conversation and the model's view of its history.
-	conv   *store.Conversation
-	log    []*store.Message
-	stored bool // the user message is in the store already (NewFirstTurn)
+	conv *store.Conversation
+	log  []*store.Message
 
 	raised *kindkit.Spec // the spec of the raise that parks, for waiting
 
@@ -82,26 +83,50 @@ const (
 	historyLimit       = 50
 )
 
-// NewTurn returns a turn of session sess followed by f, for the user
-// message that Start will store; requestID names it on the wire.
-func (e *Engine) NewTurn(f Follower, sess *store.Session, requestID string) *Turn {
-	return e.newTurn(f, sess, store.TurnState{RequestID: requestID})
+// ErrTurnInProgress is Send's error when a turn of the conversation runs
+// (here or in another process, or waiting to be taken over): a
+// conversation runs one turn at a time, and the message is not stored.
+var ErrTurnInProgress = errors.New("agent: a turn of the conversation is in progress")
+
+// Send stores text, a message of session sess, as the start of a turn
+// followed by f, and returns the turn; Start runs it. From then on the
+// message is owed its reply: the turn runs under a lease in the store, and
+// if this process dies another takes it over (a follower that goes away
+// aborts it, unless it asks to keep it: Detach). requestID names the turn
+// on the wire. ErrTurnInProgress, with nothing stored, when another turn
+// of the conversation is owed a reply.
+func (e *Engine) Send(ctx context.Context, f Follower, sess *store.Session, requestID, text string) (*Turn, error) {
+	return e.send(ctx, f, sess, nil, requestID, text)
 }
 
-// NewFirstTurn is NewTurn for the first message of conv, a conversation
-// made in this process, of which sess is a session. It stores the message
-// at once, in one write that finds conv as it was made (Store.AppendFirst),
-// and the turn then knows its conversation and its history without reading
-// them. It returns nil, having stored nothing, when conv was touched since:
-// NewTurn is the way then.
-func (e *Engine) NewFirstTurn(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, requestID, text string) (*Turn, error) {
-	t := e.NewTurn(f, sess, requestID)
-	msg := t.userMessage(text)
-	if ok, err := e.cfg.Store.AppendFirst(ctx, conv, msg); err != nil || !ok {
-		t.cancel()
-		return nil, err
+// SendFirst is Send for the first message of conv, a conversation made in
+// this process, of which sess is a session: the write finds conv as it was
+// made, and the turn then knows its conversation and its history without
+// reading them. It returns nil, having stored nothing, when conv was
+// touched since: Send is the way then.
+func (e *Engine) SendFirst(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, requestID, text string) (*Turn, error) {
+	t, err := e.send(ctx, f, sess, conv, requestID, text)
+	if errors.Is(err, ErrTurnInProgress) {
+		return nil, nil
 	}
-	t.conv, t.log, t.stored = conv, []*store.Message{msg}, true
+	return t, err
+}
+
+func (e *Engine) send(ctx context.Context, f Follower, sess *store.Session, first *store.Conversation, requestID, text string) (*Turn, error) {
+	t := e.newTurn(f, sess, store.TurnState{RequestID: requestID})
+	msg := t.userMessage(text)
+	l := e.lease(uuid.NewString())
+	record := &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: sess.ConversationID, SessionID: sess.ID,
+		State: store.ParkRunning, Turn: t.state, Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
+	ok, err := e.cfg.Store.StartTurn(ctx, msg, record, first)
+	if err != nil || !ok {
+		t.cancel()
+		return nil, cmp.Or(err, ErrTurnInProgress)
+	}
+	if first != nil {
+		t.conv, t.log = first, []*store.Message{msg}
+	}
+	e.hold(t, l)
 	return t, nil
 }
 
@@ -150,18 +175,12 @@ func (t *Turn) WaitsOn() (*store.Park, *kindkit.Spec) {
 	return nil, nil
 }
 
-// Start stores the person's message (unless NewFirstTurn did: text is
-// the one it stored), looks up the knowledge for it, and runs the turn.
+// Start runs the turn that Send started with text: it looks up the
+// knowledge for the message, then runs the agent loop.
 func (t *Turn) Start(text string) {
 	t.eng.metrics.TurnStarted()
 	t.goRun(func() {
 		t.state.Citations = t.eng.cite(t.ctx, text)
-		if !t.stored {
-			if err := t.save(store.Step{Messages: []*store.Message{t.userMessage(text)}}); err != nil {
-				t.fail(err)
-				return
-			}
-		}
 		t.run()
 	})
 }

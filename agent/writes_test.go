@@ -62,7 +62,7 @@ func TestRaiseAgainOneWrite(t *testing.T) {
 			f := newFollower()
 			f.start(e, sess, "hello")
 			f.next(t, agent.EventPrompt)
-			if got, want := st.Take(), []string{"CreateConversation", "CreateSession", "AppendMessages", "SavePark"}; !slices.Equal(got, want) {
+			if got, want := st.Take(), []string{"CreateConversation", "CreateSession", "StartTurn", "SavePark"}; !slices.Equal(got, want) {
 				t.Errorf("writes up to the first park = %v, want %v", got, want)
 			}
 			resolve(t, e, f, sess, st)

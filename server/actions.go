@@ -283,7 +283,18 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 				return
 			}
 		}
-		t = c.srv.engine.NewTurn(c, sess, requestID)
+		// Another session's turn may be running, here or in another
+		// process: the engine refuses a second one, and the message is
+		// not stored.
+		t, err = c.srv.engine.Send(ctx, c, sess, requestID, f.Message)
+		if errors.Is(err, agent.ErrTurnInProgress) {
+			c.send(inProgress())
+			return
+		}
+		if err != nil {
+			c.internalError(requestID, err, "store message")
+			return
+		}
 	}
 	c.mu.Lock()
 	c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
@@ -294,7 +305,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 
 // firstTurn is the turn of the first message to a conversation this
 // connection made, with the message stored, when nothing has happened to
-// the conversation since (Engine.NewFirstTurn): then no park can be
+// the conversation since (Engine.SendFirst): then no park can be
 // pending, and the turn reads neither its conversation nor its history.
 // nil otherwise; each conversation is tried once.
 func (c *conn) firstTurn(ctx context.Context, sess *store.Session, requestID, text string) (*agent.Turn, error) {
@@ -303,7 +314,7 @@ func (c *conn) firstTurn(ctx context.Context, sess *store.Session, requestID, te
 		return nil, nil
 	}
 	delete(c.made, sess.ConversationID)
-	return c.srv.engine.NewFirstTurn(ctx, c, sess, conv, requestID, text)
+	return c.srv.engine.SendFirst(ctx, c, sess, conv, requestID, text)
 }
 
 // submitInteraction runs the checks of PROTOCOL.md §2.5 in order.

@@ -1,12 +1,20 @@
 package server_test
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
+	"github.com/kindkit/kindkit/store/storetest"
 )
 
 func parkingScript(t *testing.T) agent.Model {
@@ -137,55 +145,82 @@ func TestRacingSubmits(t *testing.T) {
 	}
 }
 
-// A newer raise in a conversation replaces its pending card: the older
-// card is gone, and the connection its turn was parked on gets its slot
-// back. Two tabs run turns at once on one conversation: B's starts while
-// no card waits, then A's parks, then B's raises.
-func TestNewerRaiseReplacesPark(t *testing.T) {
-	g := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
-	_, url := startServer(t, server.Config{Model: g})
-	a := dial(t, url)
-	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
-	ack := a.Expect("immediate_response")[0]
-	sidA, convX := path(ack, "data", "sessionId").(string), path(ack, "data", "conversationId").(string)
-	b := dial(t, url)
-	sidB := resumeConversation(b, convX, `["choice_chips"]`)
+// A conversation runs one turn at a time, whichever session sends the
+// message and whichever process serves it: a second tab's message while a
+// turn runs is refused with TURN_IN_PROGRESS and is not stored, so two
+// replies never stream into one history, each model call blind to the
+// other's. Once the turn ended, the message goes through.
+func TestOneTurnPerConversation(t *testing.T) {
+	t.Run("one process", func(t *testing.T) {
+		g := &holdModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+		st := memstore.New()
+		_, url := startServer(t, server.Config{Model: g, Store: st})
+		testOneTurnPerConversation(t, g, dial(t, url), dial(t, url), st)
+	})
+	t.Run("two processes", func(t *testing.T) {
+		dsn := storetest.PostgresDB(t)
+		g := &holdModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+		a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: g}, nil)
+		b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: g}, nil)
+		waitListening(t, a, b)
+		testOneTurnPerConversation(t, g, dial(t, a.WS()), dial(t, b.WS()), openSQL(t, dsn))
+	})
+}
 
+func testOneTurnPerConversation(t *testing.T, g *holdModel, a, b *client, st store.Store) {
+	sidA, sidB, conv := tabs(t, a, b, "")
 	b.Send(`{"action":"send_message","requestId":"TB","sessionId":"` + sidB + `","message":"first"}`)
 	b.Expect("immediate_response")
 	<-g.started // B's turn waits in the model
 	a.Send(`{"action":"send_message","requestId":"TA","sessionId":"` + sidA + `","message":"second"}`)
+	if ev := nextOf(a, "TA"); errorCode(ev) != "TURN_IN_PROGRESS" {
+		t.Fatalf("a second tab's message while a turn runs: %v, want TURN_IN_PROGRESS", ev)
+	}
+	g.release <- struct{}{}
+	if text, end := b.Turn(); end["type"] != "eventual_response" || text != "reply 1" {
+		t.Fatalf("B's turn: %q, %v", text, end)
+	}
+	if _, end := watched(a, "TB"); end["type"] != "eventual_response" {
+		t.Fatalf("A watched B's turn end with %v", end)
+	}
+	a.Send(`{"action":"send_message","requestId":"TA2","sessionId":"` + sidA + `","message":"second"}`)
 	a.Expect("immediate_response")
 	<-g.started
-	g.release <- struct{}{} // the first to take it raises first
-	old := a.Next()
-	if old["type"] != "interaction_required" {
-		t.Fatalf("first raise: %v", old)
-	}
-	first := old["requestId"]
 	g.release <- struct{}{}
-	var newCard map[string]any
-	for newCard == nil {
-		if ev := a.Next(); ev["type"] == "interaction_required" && ev["requestId"] != first {
-			newCard = ev
-		}
+	if text, end := a.Turn(); end["type"] != "eventual_response" || text != "reply 2" {
+		t.Fatalf("A's turn: %q, %v", text, end)
 	}
-	oldID, newID := path(old, "data", "data", "interactionId"), path(newCard, "data", "data", "interactionId")
-	if oldID == newID {
-		t.Fatal("the newer raise reused the older card's id")
+	msgs, _, err := st.Messages(context.Background(), conv, []store.Role{store.RoleUser, store.RoleReply}, "", 10)
+	if err != nil {
+		t.Fatal(err)
 	}
-	a.Send(`{"action":"submit_interaction","requestId":"r-old","sessionId":"` + sidA + `","interactionId":"` + oldID.(string) + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
-	if ev := nextOf(a, "r-old"); errorCode(ev) != "INTERACTION_MISMATCH" {
-		t.Errorf("submit to the replaced card: %v", ev)
+	var got []string
+	for _, m := range slices.Backward(msgs) {
+		got = append(got, m.Text)
 	}
-	replaced, sid := a, sidA
-	if first == "TB" {
-		replaced, sid = b, sidB
+	if want := []string{"first", "reply 1", "second", "reply 2"}; !slices.Equal(got, want) {
+		t.Errorf("history = %q, want %q: one turn after the other", got, want)
 	}
-	replaced.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"hello"}`)
-	if ev := nextOf(replaced, "T3"); ev["status"] != 202.0 {
-		t.Fatalf("the replaced turn's slot was not given back: %v", ev)
+}
+
+// holdModel answers each call with "reply N" once the test releases it.
+type holdModel struct {
+	started chan struct{}
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (h *holdModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	n := h.calls.Add(1)
+	h.started <- struct{}{}
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return agent.ModelResponse{}, ctx.Err()
 	}
+	text := fmt.Sprintf("reply %d", n)
+	onText(text)
+	return agent.ModelResponse{Text: text}, nil
 }
 
 // nextOf reads c's events until one of request id, which it returns.

@@ -313,7 +313,7 @@ func TestDrainWhenClientsVanish(t *testing.T) {
 	}
 }
 
-// gateStore holds the first PendingPark or AppendFirst after arm until
+// gateStore holds the first PendingPark or StartTurn after arm until
 // release: the reader is then inside a send_message.
 type gateStore struct {
 	store.Store
@@ -334,9 +334,9 @@ func (g *gateStore) PendingPark(ctx context.Context, conv string) (*store.Park, 
 	return g.Store.PendingPark(ctx, conv)
 }
 
-func (g *gateStore) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
+func (g *gateStore) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation) (bool, error) {
 	g.gate()
-	return g.Store.AppendFirst(ctx, c, m)
+	return g.Store.StartTurn(ctx, m, t, first)
 }
 
 // A send_message read just before the drain is in flight: the drain waits

@@ -47,7 +47,7 @@ func TestWritesPerCycle(t *testing.T) {
 			if _, end := c.Turn(); end["type"] != "eventual_response" {
 				t.Fatalf("turn ended with %v", end)
 			}
-			want := []string{"CreateConversation", "AppendFirst", "SavePark", "TakePark", "SaveStep"}
+			want := []string{"CreateConversation", "StartTurn", "SavePark", "TakePark", "SaveStep"}
 			if got := st.Take(); !slices.Equal(got, want) {
 				t.Errorf("writes of one cycle = %v, want %v", got, want)
 			}
@@ -83,7 +83,7 @@ func TestWritesFallbackTurn(t *testing.T) {
 	}
 	// The user's message, the first of the conversation; the raise with
 	// its directive; the model's words with the reply.
-	want := []string{"AppendFirst", "AppendMessages", "AppendMessages"}
+	want := []string{"StartTurn", "SaveStep", "SaveStep"}
 	if got := st.Take(); !slices.Equal(got, want) {
 		t.Errorf("writes of a fallback turn = %v, want %v", got, want)
 	}

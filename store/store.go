@@ -109,6 +109,11 @@ type ParkKind string
 const (
 	ParkInteraction  ParkKind = "interaction"  // a Rich Interaction card
 	ParkConfirmation ParkKind = "confirmation" // a write-confirmation gate
+	// ParkTurn is no park: it is the record of a turn that has not parked
+	// (State ParkRunning), which owes its message a reply from the moment
+	// the message is stored (StartTurn) until the turn parks or finishes,
+	// when the record goes.
+	ParkTurn ParkKind = "turn"
 )
 
 // ParkState is where a park is in its life.
@@ -120,6 +125,7 @@ const (
 	ParkExpired   ParkState = "expired"   // the deadline passed
 	ParkCancelled ParkState = "cancelled" // the turn was cancelled
 	ParkReplaced  ParkState = "replaced"  // a newer raise took its place
+	ParkRunning   ParkState = "running"   // a turn's record (ParkTurn) while it is owed its reply
 )
 
 // Park is a turn waiting for a person, stored as data: everything needed to
@@ -181,7 +187,7 @@ type Step struct {
 	Turn     TurnState
 	Messages []*Message
 	ModelPos *int // nil leaves the position as it is
-	Done     bool // the turn is finished: no reply is owed any more
+	Done     bool // the turn is finished: no reply is owed any more (a turn's record goes)
 }
 
 // TurnState is what a turn carries across a park.
@@ -262,13 +268,22 @@ type Store interface {
 	SetContact(ctx context.Context, sessionID, name, email, phone string) error
 
 	AppendMessages(ctx context.Context, msgs ...*Message) error
-	// AppendFirst appends m to conversation c when nothing has happened
-	// to c since it was made: no message, no pending park, and the
-	// supports and model position c has. Check and append are one atomic
-	// write, so a turn that gets ok knows its conversation (c) and its
-	// history (m) without reading them. ok is false, and nothing is
-	// written, when c was touched or does not exist.
-	AppendFirst(ctx context.Context, c *Conversation, m *Message) (ok bool, err error)
+	// StartTurn appends m, the message that starts a turn, and saves t,
+	// the turn's record (Type ParkTurn, owed its reply under the lease
+	// that t.LeaseOwner holds until t.LeaseUntil), in one atomic write:
+	// from then on the message is owed its reply, and when the process
+	// dies another takes the turn over (OwedTurns, ClaimTurn). The
+	// record goes when the turn parks (SavePark from its lease) or ends
+	// (SaveStep, Done). A conversation runs one turn at a time, whichever
+	// process runs it: when a park or turn of it is owed a reply (or the
+	// conversation does not exist), ok is false and nothing is written.
+	//
+	// first, when set, is the conversation as it was made: then the write
+	// also needs nothing to have happened to it since (no message, no
+	// pending park, and first's supports and model position), so a turn
+	// that gets ok knows its conversation and its history without reading
+	// them; ok is false when it was touched or does not exist.
+	StartTurn(ctx context.Context, m *Message, t *Park, first *Conversation) (ok bool, err error)
 	// Messages returns up to limit messages of the given roles, newest
 	// first, older than the message before (all when before is ""), and
 	// whether older ones remain. ErrNotFound when before is not in the
@@ -278,8 +293,9 @@ type Store interface {
 	// SavePark stores a new pending park. The conversation's park that was
 	// pending before becomes ParkReplaced, and its id is returned ("" when
 	// there was none), exactly once even when saves and takes race. from,
-	// when set, is the lease of the owed turn that parks again: in the same
-	// write it stops being owed (ErrLeaseLost when the lease is not held).
+	// when set, is the lease of the owed turn that parks (again): in the
+	// same write it stops being owed, and a turn's record goes
+	// (ErrLeaseLost when the lease is not held).
 	// msgs are appended to the park's conversation in the same write (the
 	// model step that raised the park): stored with the park or not at
 	// all.
@@ -310,8 +326,9 @@ type Store interface {
 	// RenewLease extends a held lease to l.Until; ErrLeaseLost when l is not
 	// held.
 	RenewLease(ctx context.Context, l Lease) error
-	// OwedTurns returns up to limit parks whose turn is owed a reply and
-	// whose lease ended before now, the longest expired first.
+	// OwedTurns returns up to limit parks (and turn records) whose turn is
+	// owed a reply and whose lease ended before now, the longest expired
+	// first.
 	OwedTurns(ctx context.Context, now time.Time, limit int) ([]*Park, error)
 	// ClaimTurn takes over the owed turn of park l.ParkID when its lease
 	// ended before now: exactly one of concurrent claims gets ok.

@@ -41,14 +41,7 @@ import (
 // cells of a store and a model speed run concurrently, each on its own
 // process and store.
 func TestCrashMatrix(t *testing.T) {
-	runs := 10
-	if v := os.Getenv("KINDKIT_CRASH_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("KINDKIT_CRASH_RUNS=%q: want a positive number", v)
-		}
-		runs = n
-	}
+	runs := crashRuns(t)
 	var (
 		mu      sync.Mutex
 		results []string

@@ -36,7 +36,7 @@ const (
 	opSession
 	opSetContact
 	opAppendMessages
-	opAppendFirst
+	opStartTurn
 	opMessages
 	opSavePark
 	opPendingPark
@@ -51,7 +51,7 @@ const (
 )
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
-	"create_session", "session", "set_contact", "append_messages", "append_first", "messages", "save_park", "pending_park", "take_park",
+	"create_session", "session", "set_contact", "append_messages", "start_turn", "messages", "save_park", "pending_park", "take_park",
 	"expired_parks", "ended_parks", "save_step", "renew_lease", "owed_turns", "claim_turn"}
 
 // Store returns s with every operation timed. A store that is
@@ -120,9 +120,9 @@ func (t *timedStore) AppendMessages(ctx context.Context, msgs ...*store.Message)
 	return t.s.AppendMessages(ctx, msgs...)
 }
 
-func (t *timedStore) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
-	defer t.since(opAppendFirst, time.Now())
-	return t.s.AppendFirst(ctx, c, m)
+func (t *timedStore) StartTurn(ctx context.Context, m *store.Message, p *store.Park, first *store.Conversation) (bool, error) {
+	defer t.since(opStartTurn, time.Now())
+	return t.s.StartTurn(ctx, m, p, first)
 }
 
 func (t *timedStore) Messages(ctx context.Context, conversationID string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {

@@ -171,7 +171,7 @@ func TestMetricsAfterCycle(t *testing.T) {
 			t.Errorf("after the reply: %s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if got := value(done, "kindkit_store_operation_duration_seconds", "operation", "append_first"); got < 1 {
+	if got := value(done, "kindkit_store_operation_duration_seconds", "operation", "start_turn"); got < 1 {
 		t.Errorf("after the reply: %v first messages timed, want some", got)
 	}
 }

@@ -325,14 +325,27 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*store.Message) error 
 	return nil
 }
 
-func (s *Store) AppendFirst(_ context.Context, c *store.Conversation, m *store.Message) (bool, error) {
+// StartTurn looks at every park the store keeps (pending or owed): the
+// memory store is for tests and small deployments.
+func (s *Store) StartTurn(_ context.Context, m *store.Message, t *store.Park, first *store.Conversation) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	conv, ok := s.convs[c.ID]
-	if !ok || len(conv.starts) > 0 || conv.pending != "" || conv.ModelPos != c.ModelPos || !slices.Equal(conv.Supports, c.Supports) {
+	c, ok := s.convs[m.ConversationID]
+	switch {
+	case !ok:
+		return false, nil
+	case first != nil && (len(c.starts) > 0 || c.pending != "" || c.ModelPos != first.ModelPos || !slices.Equal(c.Supports, first.Supports)):
 		return false, nil
 	}
-	s.appendLocked(conv, []*store.Message{m})
+	for _, p := range s.parks {
+		if p.ConversationID == c.ID && p.Owed {
+			return false, nil
+		}
+	}
+	cp := clonePark(t)
+	cp.Type, cp.State, cp.Owed, cp.ConversationID = store.ParkTurn, store.ParkRunning, true, c.ID
+	s.parks[cp.ID] = cp
+	s.appendLocked(c, []*store.Message{m})
 	return true, nil
 }
 

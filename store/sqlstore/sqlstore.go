@@ -670,37 +670,85 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 	return nil
 }
 
-// appendFirst inserts message $1 to $9 (appendMessageArgs) when
-// its conversation has model position $10 and supports $11 (NULL: none; a
-// JSON array is never empty text) and neither messages nor a pending park,
-// both found by the conversation's key at the start of their indexes.
-const appendFirst = `INSERT INTO messages (` + messageCols + `, ck)
+// startTurn inserts message $1 to $9 (appendMessageArgs) when its
+// conversation has no park that is owed a reply: a turn runs, or is to be
+// taken over. The conversation's parks are found by its key at the start
+// of an index.
+const startTurn = `INSERT INTO messages (` + messageCols + `, ck)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, c.ck FROM conversations c
+	WHERE c.id = $2 AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.owed)`
+
+// startFirstTurn inserts message $1 to $9 when its conversation has model
+// position $10 and supports $11 (NULL: none; a JSON array is never empty
+// text) and neither messages nor a pending park (so no park owed a reply
+// either: a turn starts with a message).
+const startFirstTurn = `INSERT INTO messages (` + messageCols + `, ck)
 	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, c.ck FROM conversations c
 	WHERE c.id = $2 AND c.model_pos = $10 AND COALESCE(c.supports, '') = COALESCE($11, '')
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.ck = c.ck)
 		AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.state = 'pending')`
 
-// AppendFirst checks and appends in one statement. On PostgreSQL the
-// statement sees what was committed when it began (READ COMMITTED), as a
-// read of the history at that moment would.
-func (s *Store) AppendFirst(ctx context.Context, c *store.Conversation, m *store.Message) (bool, error) {
-	supports, err := jsonText(c.Supports)
+// insertTurn saves a turn's record, owed its reply under a lease.
+var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, ` + convKey(2) + `)`
+
+// errBusy rolls back a StartTurn whose conversation was busy or touched.
+var errBusy = errors.New("sqlstore: the conversation is busy")
+
+// StartTurn checks and appends the message in one statement, then saves
+// the record, in one transaction. On PostgreSQL the conversation's row is
+// locked first, so that two processes that start a turn of it at once
+// queue up, and the second sees the first's record.
+func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation) (bool, error) {
+	args, err := appendMessageArgs(make([]any, 0, 11), m, m.ConversationID)
 	if err != nil {
-		return false, s.wrap("append first message", err)
+		return false, s.wrap("start turn", err)
 	}
-	args, err := appendMessageArgs(make([]any, 0, 11), m, c.ID)
+	query := startTurn
+	if first != nil {
+		supports, err := jsonText(first.Supports)
+		if err != nil {
+			return false, s.wrap("start turn", err)
+		}
+		query, args = startFirstTurn, append(args, first.ModelPos, supports)
+	}
+	turn, err := json.Marshal(t.Turn)
 	if err != nil {
-		return false, s.wrap("append first message", err)
+		return false, s.wrap("start turn", err)
 	}
-	res, err := s.exec(ctx, appendFirst, append(args, c.ModelPos, supports)...)
+	until, err := nanos(t.LeaseUntil)
 	if err != nil {
-		return false, s.wrap("append first message", err)
+		return false, s.wrap("start turn", err)
 	}
-	n, err := res.RowsAffected()
+	created, err := nanos(t.CreatedAt)
 	if err != nil {
-		return false, s.wrap("append first message", err)
+		return false, s.wrap("start turn", err)
 	}
-	return n == 1, nil
+	err = s.write(ctx, true, func(tx executor) error {
+		if s.dialect == dialectPostgres && first == nil {
+			var one int
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, m.ConversationID).Scan(&one); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return errBusy
+		}
+		_, err = tx.ExecContext(ctx, insertTurn, t.ID, m.ConversationID, t.SessionID, string(turn), t.LeaseOwner, until, created)
+		return err
+	})
+	switch {
+	case errors.Is(err, errBusy), errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, s.wrap("start turn", err)
+	}
+	return true, nil
 }
 
 func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
@@ -832,19 +880,23 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 	return replaced, nil
 }
 
-// release ends the owed turn held by l; store.ErrLeaseLost when l is not
-// held.
+// release ends the owed turn held by l: a turn's record goes (it lives
+// only while its turn is owed a reply, and a turn that parks owes none),
+// a park stops being owed. store.ErrLeaseLost when l is not held.
 func release(ctx context.Context, tx executor, l store.Lease) error {
-	res, err := tx.ExecContext(ctx, `UPDATE parks SET owed = FALSE WHERE id = $1 AND owed AND lease_owner = $2`, l.ParkID, l.Owner)
-	if err != nil {
-		return err
+	for _, query := range []string{
+		`DELETE FROM parks WHERE id = $1 AND owed AND lease_owner = $2 AND type = 'turn'`,
+		`UPDATE parks SET owed = FALSE WHERE id = $1 AND owed AND lease_owner = $2`,
+	} {
+		res, err := tx.ExecContext(ctx, query, l.ParkID, l.Owner)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return store.ErrLeaseLost
-	}
-	return nil
+	return store.ErrLeaseLost
 }
 
 func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
@@ -941,9 +993,9 @@ func (s *Store) SaveStep(ctx context.Context, l store.Lease, st store.Step) erro
 		return s.wrap("save step", err)
 	}
 	err = s.write(ctx, true, func(tx executor) error {
-		var conv string
+		var conv, typ string
 		err := tx.QueryRowContext(ctx, `UPDATE parks SET turn = $3, lease_until = $4, owed = $5
-			WHERE id = $1 AND owed AND lease_owner = $2 RETURNING conversation_id`, l.ParkID, l.Owner, string(turn), until, !st.Done).Scan(&conv)
+			WHERE id = $1 AND owed AND lease_owner = $2 RETURNING conversation_id, type`, l.ParkID, l.Owner, string(turn), until, !st.Done).Scan(&conv, &typ)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrLeaseLost
 		}
@@ -952,6 +1004,12 @@ func (s *Store) SaveStep(ctx context.Context, l store.Lease, st store.Step) erro
 		}
 		if err := s.insertAll(ctx, tx, conv, st.Messages); err != nil {
 			return err
+		}
+		if st.Done && typ == string(store.ParkTurn) {
+			// A turn's record lives only while the turn is owed a reply.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM parks WHERE id = $1`, l.ParkID); err != nil {
+				return err
+			}
 		}
 		if st.ModelPos != nil {
 			_, err = tx.ExecContext(ctx, `UPDATE conversations SET model_pos = $2 WHERE id = $1`, conv, *st.ModelPos)

@@ -90,7 +90,9 @@ func TestIndexesByConversationKey(t *testing.T) {
 // its limit. Each checkpoint copies what was there when it began, and the
 // writes go on meanwhile; without the committer's catch-up no checkpoint
 // had every frame, SQLite never started the WAL over, and it grew by every
-// write (here to some 10,000 frames, 40 MB).
+// write (here to some 11,000-12,500 frames, 45 MB). With it the longest is
+// 800-1,900 frames: a cycle writes its turn's record too, since the
+// message's turn is owed its reply from the start.
 func TestWALStartsOver(t *testing.T) {
 	const limit = 300
 	dsn := sqliteDSN(t)
@@ -119,7 +121,7 @@ func TestWALStartsOver(t *testing.T) {
 		longest = max(longest, walFrames(t, dsn))
 	}
 	t.Logf("the WAL's longest: %.0f frames", longest)
-	if longest > 4*limit {
+	if longest > 8*limit {
 		t.Errorf("the WAL grew to %.0f frames; want it started over near %d", longest, limit)
 	}
 }

@@ -43,15 +43,16 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 		AgentID: "agent", AgentName: "Agent", UserParticipantID: id + "-up", AgentParticipantID: id + "-ap"}); err != nil {
 		return err
 	}
-	if ok, err := s.AppendFirst(ctx, conv, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
-		Text: "I want to upgrade my plan", CreatedAt: now}); err != nil || !ok {
-		return cmp.Or(err, errors.New("AppendFirst on a new conversation: not ok"))
+	started := store.Lease{ParkID: id + "-t", Owner: "bench", Until: now.Add(time.Minute)}
+	if ok, err := s.StartTurn(ctx, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
+		Text: "I want to upgrade my plan", CreatedAt: now}, turnRecord(id, started), conv); err != nil || !ok {
+		return cmp.Or(err, errors.New("StartTurn on a new conversation: not ok"))
 	}
 	call := store.ToolCall{ID: id + "-call", Name: "raise_choices", Arguments: string(cycleSpec)}
 	p := &store.Park{ID: id + "-p", Type: store.ParkInteraction, ConversationID: id, SessionID: id + "-s",
 		Kind: "choices", Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(10 * time.Minute),
 		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}
-	if _, err := s.SavePark(ctx, p, nil,
+	if _, err := s.SavePark(ctx, p, &started,
 		&store.Message{ID: id + "-m2", ConversationID: id, Role: store.RoleAssistant, ToolCalls: []store.ToolCall{call}, CreatedAt: now}); err != nil {
 		return err
 	}
@@ -66,6 +67,14 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 	return s.SaveStep(ctx, lease, store.Step{Turn: p.Turn, Done: true, Messages: []*store.Message{
 		{ID: id + "-m4", ConversationID: id, Role: store.RoleAssistant, Text: "Done: you are on Pro now.", CreatedAt: now},
 		{ID: id + "-m5", ConversationID: id, Role: store.RoleReply, Text: "Sure. Done: you are on Pro now.", CreatedAt: now}}})
+}
+
+// turnRecord is the record of a turn of conversation conv that starts
+// under lease l.
+func turnRecord(conv string, l store.Lease) *store.Park {
+	return &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: conv, SessionID: conv + "-s",
+		State: store.ParkRunning, Turn: store.TurnState{RequestID: conv + "-r"}, Owed: true,
+		LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: l.Until}
 }
 
 // BenchOps benchmarks, one by one, the store operations of the hot path:
@@ -118,13 +127,14 @@ func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
 		{"append_message", func(b *testing.B, s store.Store) { conv(b, s, "c", false) }, func(s store.Store, i int) error {
 			return s.AppendMessages(ctx, msg("c", "m"+strconv.Itoa(i), store.RoleUser))
 		}},
-		{"append_first", func(b *testing.B, s store.Store) {
+		{"start_first_turn", func(b *testing.B, s store.Store) {
 			for i := range b.N {
 				conv(b, s, "c"+strconv.Itoa(i), false)
 			}
 		}, func(s store.Store, i int) error {
 			c := "c" + strconv.Itoa(i)
-			ok, err := s.AppendFirst(ctx, &store.Conversation{ID: c, Supports: []string{"choice_chips"}}, msg(c, c+"-m", store.RoleUser))
+			l := store.Lease{ParkID: c + "-t", Owner: "bench", Until: time.Now().Add(time.Minute)}
+			ok, err := s.StartTurn(ctx, msg(c, c+"-m", store.RoleUser), turnRecord(c, l), &store.Conversation{ID: c, Supports: []string{"choice_chips"}})
 			if err == nil && !ok {
 				err = store.ErrNotFound
 			}

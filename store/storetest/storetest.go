@@ -46,7 +46,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MessagesRoundTrip", testMessagesRoundTrip},
 		{"MessagesPaging", testMessagesPaging},
 		{"MessagesErrors", testMessagesErrors},
-		{"AppendFirst", testAppendFirst},
+		{"StartTurn", testStartTurn},
+		{"StartFirstTurn", testStartFirstTurn},
 		{"ParkRoundTrip", testParkRoundTrip},
 		{"ParkReplaced", testParkReplaced},
 		{"ParkWithMessages", testParkWithMessages},
@@ -446,13 +447,16 @@ func testMessagesErrors(t *testing.T, s store.Store) {
 	wantNotFound(t, "AppendMessages(unknown conversation)", err)
 }
 
-// AppendFirst appends a conversation's first message while the
-// conversation is as it was made, and writes nothing once it was touched.
-func testAppendFirst(t *testing.T, s store.Store) {
+// StartTurn with first appends a conversation's first message, with its
+// turn's record, while the conversation is as it was made, and writes
+// nothing once it was touched.
+func testStartFirstTurn(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	first := func(c *store.Conversation, id string) bool {
 		t.Helper()
-		ok, err := s.AppendFirst(ctx, c, &store.Message{ID: id, ConversationID: c.ID, Role: store.RoleUser, Text: "hi ✓", CreatedAt: at(1)})
+		l := store.Lease{ParkID: "t-" + c.ID + "-" + id, Owner: "me", Until: at(60)}
+		ok, err := s.StartTurn(ctx, &store.Message{ID: id, ConversationID: c.ID, Role: store.RoleUser, Text: "hi ✓", CreatedAt: at(1)},
+			turnRecord(c.ID, l), c)
 		must(t, err)
 		return ok
 	}
@@ -465,22 +469,22 @@ func testAppendFirst(t *testing.T, s store.Store) {
 
 	c := newConv(t, s, "c1")
 	if !first(c, "m1") {
-		t.Fatal("AppendFirst on a new conversation = false")
+		t.Fatal("StartTurn(first) on a new conversation = false")
 	}
 	want := []*store.Message{{ID: "m1", ConversationID: "c1", Role: store.RoleUser, Text: "hi ✓", CreatedAt: at(1)}}
 	if d := cmp.Diff(want, stored("c1"), opts); d != "" {
-		t.Errorf("history after AppendFirst (-want +got):\n%s", d)
+		t.Errorf("history after StartTurn(first) (-want +got):\n%s", d)
 	}
 	if first(c, "m2") {
-		t.Error("a second AppendFirst = true")
+		t.Error("a second StartTurn(first) = true")
 	}
 	bare := &store.Conversation{ID: "c2", CreatedAt: at(0)} // no supports: NULL, not []
 	must(t, s.CreateConversation(ctx, bare))
 	if !first(bare, "m1") {
-		t.Error("AppendFirst on a new conversation without supports = false")
+		t.Error("StartTurn(first) on a new conversation without supports = false")
 	}
 	if first(&store.Conversation{ID: "nope"}, "m1") {
-		t.Error("AppendFirst on an unknown conversation = true")
+		t.Error("StartTurn(first) on an unknown conversation = true")
 	}
 
 	for name, touch := range map[string]func(id string) error{
@@ -498,11 +502,95 @@ func testAppendFirst(t *testing.T, s store.Store) {
 		must(t, touch(id))
 		before := len(stored(id))
 		if first(c, "m1") {
-			t.Errorf("AppendFirst after %s = true", name)
+			t.Errorf("StartTurn(first) after %s = true", name)
 		}
 		if n := len(stored(id)); n != before {
-			t.Errorf("AppendFirst after %s: %d messages, want %d", name, n, before)
+			t.Errorf("StartTurn(first) after %s: %d messages, want %d", name, n, before)
 		}
+	}
+}
+
+// StartTurn stores a turn's message with its record, owed a reply under
+// its lease, and refuses a second turn of the conversation while one is
+// owed a reply, from any process: the running turn's, or that of a park
+// an answer resumed. The record goes when the turn parks or ends, and a
+// turn whose process died is taken over like any owed turn.
+func testStartTurn(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	start := func(msg, turn string, until time.Time) bool {
+		t.Helper()
+		l := store.Lease{ParkID: turn, Owner: "me", Until: until}
+		ok, err := s.StartTurn(ctx, &store.Message{ID: msg, ConversationID: "c1", Role: store.RoleUser, Text: msg, CreatedAt: at(1)},
+			turnRecord("c1", l), nil)
+		must(t, err)
+		return ok
+	}
+	count := func() int {
+		t.Helper()
+		msgs, _, err := s.Messages(ctx, "c1", nil, "", 100)
+		must(t, err)
+		return len(msgs)
+	}
+	if !start("m1", "t1", at(60)) {
+		t.Fatal("StartTurn on an idle conversation = false")
+	}
+	if start("m2", "t2", at(60)) || count() != 1 {
+		t.Errorf("a second StartTurn while the first is owed: stored, %d messages", count())
+	}
+	// Its process died: the lease ran out, and the turn is still owed (to
+	// be taken over), so no other turn starts.
+	owed, err := s.OwedTurns(ctx, at(61), 10)
+	must(t, err)
+	if len(owed) != 1 || owed[0].ID != "t1" || owed[0].Type != store.ParkTurn || owed[0].Turn.RequestID != "c1-r" {
+		t.Fatalf("OwedTurns after the lease ran out = %v, want the record t1", owed)
+	}
+	if start("m2", "t2", at(120)) {
+		t.Error("StartTurn while a turn waits to be taken over = true")
+	}
+	taken := store.Lease{ParkID: "t1", Owner: "other", Until: at(200)}
+	if _, ok, err := s.ClaimTurn(ctx, taken, at(61)); err != nil || !ok {
+		t.Fatalf("ClaimTurn of the record = %v, %v", ok, err)
+	}
+	must(t, s.SaveStep(ctx, taken, store.Step{Done: true, Messages: []*store.Message{
+		{ID: "r1", ConversationID: "c1", Role: store.RoleReply, Text: "reply", CreatedAt: at(2)}}}))
+	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
+		t.Errorf("OwedTurns after the turn ended = %v, %v; want none", owed, err)
+	}
+	if parks, err := s.EndedParks(ctx, "c1", time.Time{}, "", 10); err != nil || len(parks) != 0 {
+		t.Errorf("EndedParks lists a turn's record: %v, %v", parks, err)
+	}
+	if _, err := s.PendingPark(ctx, "c1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PendingPark with only a turn's record = %v, want ErrNotFound", err)
+	}
+
+	// A turn that parks stops being owed: the next message may start a
+	// turn (the server withdraws the card first, or refuses).
+	if !start("m2", "t2", at(300)) {
+		t.Fatal("StartTurn after the turn ended = false")
+	}
+	p := newPark("c1", "p2", at(400))
+	if _, err := s.SavePark(ctx, p, &store.Lease{ParkID: "t2", Owner: "me", Until: at(300)}); err != nil {
+		t.Fatal(err)
+	}
+	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
+		t.Errorf("OwedTurns after the turn parked = %v, %v; want none", owed, err)
+	}
+	// The answer's take makes the park owe the reply: no turn starts.
+	l := store.Lease{ParkID: "p2", Owner: "me", Until: at(500)}
+	if _, ok, err := s.TakePark(ctx, "p2", store.Answer{State: store.ParkResolved, Lease: &l}); err != nil || !ok {
+		t.Fatalf("TakePark = %v, %v", ok, err)
+	}
+	if start("m3", "t3", at(600)) {
+		t.Error("StartTurn while a resumed turn is owed its reply = true")
+	}
+	must(t, s.SaveStep(ctx, l, store.Step{Done: true}))
+	if !start("m3", "t3", at(600)) {
+		t.Error("StartTurn after the resumed turn ended = false")
+	}
+	if ok, err := s.StartTurn(ctx, &store.Message{ID: "m", ConversationID: "nope", Role: store.RoleUser, CreatedAt: at(1)},
+		turnRecord("nope", store.Lease{ParkID: "tn", Owner: "me", Until: at(60)}), nil); err != nil || ok {
+		t.Errorf("StartTurn of an unknown conversation = %v, %v; want false", ok, err)
 	}
 }
 
