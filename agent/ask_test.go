@@ -85,12 +85,12 @@ func (s *askSetup) answer(t *testing.T, values string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := agent.Result{Text: kindkit.Declined().JSON()}
+	a := agent.Answer{Declined: true}
 	if values != "" {
-		r = agent.Result{Text: kindkit.Submitted([]byte(values)).JSON()}
+		a = agent.Answer{Values: []byte(values)}
 	}
-	if ok, err := s.e.Resolve(context.Background(), s.f, s.sess, p, r, nil); err != nil || !ok {
-		t.Fatalf("Resolve = %v, %v", ok, err)
+	if ok, err := s.e.Submit(context.Background(), s.f, s.sess, p, nil, a, nil); err != nil || !ok {
+		t.Fatalf("Submit = %v, %v", ok, err)
 	}
 }
 

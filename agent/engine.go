@@ -429,17 +429,70 @@ type Result struct {
 	IsError bool
 }
 
-// Resolve takes park p with its answer r, in one write, for session sess
-// (nil: the park's own) on follower f (nil: the follower the park was shown
-// on, if it is still there). Only when the take succeeded it calls ack
-// (the caller queues its acknowledgement, so it reaches the wire before the
-// resumed stream) and resumes the turn, which from then on finishes
-// whatever happens to f. ok is false when the park was not pending any
-// more.
-func (e *Engine) Resolve(ctx context.Context, f Follower, sess *store.Session, p *store.Park, r Result, ack func()) (bool, error) {
-	return e.resolveAck(ctx, f, sess, p, store.ParkResolved, r, ack)
+// Answer is a person's answer to a card: its values, or a decline.
+type Answer struct {
+	Values   json.RawMessage
+	Declined bool
 }
 
+// ErrKindNotHosted is Submit's error for a card whose kind is not in the
+// engine's catalog (it was raised by a process that hosts other kinds).
+var ErrKindNotHosted = errors.New("agent: the card's kind is not hosted here")
+
+// InvalidAnswerError is Submit's error for values the card's kind
+// refuses, one FieldError a problem: the card stays pending, and the
+// person may answer again.
+type InvalidAnswerError struct {
+	Errors []kindkit.FieldError
+}
+
+func (e *InvalidAnswerError) Error() string {
+	return fmt.Sprintf("agent: the answer has %d problems", len(e.Errors))
+}
+
+// Submit answers p, a pending card, with a, on the one path every answer
+// takes: the card's kind validates the values against p's spec (spec is it
+// decoded; nil: decoded here), the park is taken with the canonical
+// payload in one write, exactly once (ok is false when it was not pending
+// any more), then ack runs with the values taken (nil for a decline), then
+// the kind's hooks with them, and the turn resumes on f. The answer of the
+// same card given in words (the submit_interaction tool) is validated and
+// hooked alike.
+func (e *Engine) Submit(ctx context.Context, f Follower, sess *store.Session, p *store.Park, spec *kindkit.Spec, a Answer, ack func(values json.RawMessage)) (ok bool, err error) {
+	if ack == nil {
+		ack = func(json.RawMessage) {}
+	}
+	if a.Declined {
+		return e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, func() { ack(nil) })
+	}
+	k, ok := e.cfg.Catalog.Kind(p.Kind)
+	if !ok {
+		return false, ErrKindNotHosted
+	}
+	if spec == nil {
+		loaded, err := k.LoadSpec(p.Spec)
+		if err != nil {
+			return false, fmt.Errorf("load parked spec: %w", err)
+		}
+		spec = &loaded
+	}
+	values, errs := k.Validate(spec, a.Values)
+	if len(errs) > 0 {
+		return false, &InvalidAnswerError{Errors: errs}
+	}
+	return e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, func() {
+		ack(values)
+		e.answered(ctx, sess, p.Kind, values)
+	})
+}
+
+// resolveAck takes park p, moving it to state with its answer r, in one
+// write, for session sess (nil: the park's own) on follower f (nil: the
+// follower the park was shown on, if it is still there). Only when the take
+// succeeded it calls ack (the caller queues its acknowledgement, so it
+// reaches the wire before the resumed stream) and resumes the turn, which
+// from then on finishes whatever happens to f. ok is false when the park
+// was not pending any more.
 func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result, ack func()) (bool, error) {
 	answered := time.Now()
 	t, err := e.resolve(ctx, f, sess, p, state, r)
@@ -771,10 +824,9 @@ func (e *Engine) Confirm(ctx context.Context, f Follower, t *Turn, approved bool
 	return e.resolveAck(ctx, f, t.session, p, store.ParkResolved, r, ack)
 }
 
-// Answered runs the hooks of kind with an answer the caller accepted
-// itself (the server's submit_interaction); the conversational path runs
-// them from submit_interaction's tool.
-func (e *Engine) Answered(ctx context.Context, sess *store.Session, kind string, values json.RawMessage) {
+// answered runs the hooks of kind with an accepted answer, from a card
+// (Submit) or from the conversation (the submit_interaction tool).
+func (e *Engine) answered(ctx context.Context, sess *store.Session, kind string, values json.RawMessage) {
 	a := kindkit.Answered{ConversationID: sess.ConversationID, SessionID: sess.ID}
 	for _, h := range e.cfg.Hooks {
 		if h.Kind != kind {

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -259,9 +260,9 @@ func TestEngineParkSubmitReply(t *testing.T) {
 				t.Fatal(err)
 			}
 			acked := false
-			ok, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, func() { acked = true })
+			ok, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, func(json.RawMessage) { acked = true })
 			if err != nil || !ok || !acked {
-				t.Fatalf("Resolve = %v, %v (acked %v)", ok, err, acked)
+				t.Fatalf("Submit = %v, %v (acked %v)", ok, err, acked)
 			}
 			if r := f.next(t, agent.EventToolResult); r.Call.Name != "request_choices" {
 				t.Errorf("first resumed event = %+v, want the raise's result", r)
@@ -273,8 +274,8 @@ func TestEngineParkSubmitReply(t *testing.T) {
 			if got := history(t, st); !slices.Equal(got, wantHistory) {
 				t.Errorf("history = %v, want %v", got, wantHistory)
 			}
-			if again, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: "x"}, nil); err != nil || again {
-				t.Errorf("second Resolve = %v, %v; want false", again, err)
+			if again, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Declined: true}, nil); err != nil || again {
+				t.Errorf("second Submit = %v, %v; want false", again, err)
 			}
 		})
 	}
@@ -313,8 +314,8 @@ func TestEngineTakeover(t *testing.T) {
 			a := engine(t, st, dead, clock)
 			t.Cleanup(dead.release) // before a's shutdown, even when the test fails
 			sess, f, p := parkOne(t, a, st, "hello")
-			if ok, err := a.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
-				t.Fatalf("Resolve = %v, %v", ok, err)
+			if ok, err := a.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
+				t.Fatalf("Submit = %v, %v", ok, err)
 			}
 			f.next(t, agent.EventToolResult)
 			a.Close() // A's loop stops: nobody renews its lease
@@ -349,8 +350,8 @@ func TestEngineAfterShutdown(t *testing.T) {
 				t.Fatal(err)
 			}
 			acked := false
-			if ok, err := a.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, func() { acked = true }); err != nil || !ok || !acked {
-				t.Fatalf("Resolve after Shutdown = %v, %v (acked %v)", ok, err, acked)
+			if ok, err := a.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, func(json.RawMessage) { acked = true }); err != nil || !ok || !acked {
+				t.Fatalf("Submit after Shutdown = %v, %v (acked %v)", ok, err, acked)
 			}
 			if _, err := a.Send(context.Background(), newFollower(), sess, "r2", "anyone there?"); !errors.Is(err, agent.ErrTurnInProgress) {
 				t.Errorf("a message while the answered turn is owed: %v, want ErrTurnInProgress", err)
@@ -425,8 +426,8 @@ func TestEngineResumeKeepsHistory(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if ok, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
-				t.Fatalf("Resolve = %v, %v", ok, err)
+			if ok, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
+				t.Fatalf("Submit = %v, %v", ok, err)
 			}
 			f.next(t, agent.EventReply)
 			e.Wait()

@@ -939,7 +939,7 @@ func (t *Turn) submitTool(call store.ToolCall) (r Result, asker store.ToolCall) 
 		return Result{Text: "validation failed — " + strings.Join(parts, "; ") +
 			". Re-ask the visitor for the corrected value(s) and submit again", IsError: true}, asker
 	}
-	t.eng.Answered(t.ctx, t.session, args.Kind, values)
+	t.eng.answered(t.ctx, t.session, args.Kind, values)
 	r = Result{Text: kindkit.Submitted(values).JSON()}
 	return r, t.askedBy(args.Kind, r.Text)
 }

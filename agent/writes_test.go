@@ -9,7 +9,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/storetest"
@@ -46,8 +45,8 @@ func resolve(t *testing.T, e *agent.Engine, f *follower, sess *store.Session, st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := e.Resolve(context.Background(), f, sess, p, agent.Result{Text: kindkit.Submitted([]byte(picked)).JSON()}, nil); err != nil || !ok {
-		t.Fatalf("Resolve = %v, %v", ok, err)
+	if ok, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
+		t.Fatalf("Submit = %v, %v", ok, err)
 	}
 }
 

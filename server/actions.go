@@ -385,36 +385,39 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 		c.send(errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress))
 		return true
 	}
-	if f.Declined {
-		return c.resolve(ctx, f, sess, p, submitAck{Declined: true, InteractionID: p.ID, SessionID: sess.ID}, "Interaction declined",
-			agent.Result{Text: kindkit.Declined().JSON()}, nil, held)
-	}
-	if f.Values == nil {
+	if !f.Declined && f.Values == nil {
 		c.send(errorEvent(f.RequestID, codeValidation, "submit_interaction requires 'values' (or 'declined': true)"))
 		return true
 	}
-	k, ok := s.cfg.Catalog.Kind(p.Kind)
-	if !ok {
-		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("interaction kind '%s' is not hosted by this server", p.Kind)))
-		return true
+	message := "Interaction submitted"
+	if f.Declined {
+		message = "Interaction declined"
 	}
-	if spec == nil {
-		loaded, err := k.LoadSpec(p.Spec)
-		if err != nil {
-			c.internalError(f.RequestID, err, "load parked spec")
-			return true
+	// The engine takes the answer exactly once, in one write, then this
+	// queues the ack, so it is on the wire before any frame of the resumed
+	// stream, and an acknowledged answer is never lost.
+	ok, err := s.engine.Submit(ctx, c, sess, p, spec, agent.Answer{Values: f.Values, Declined: f.Declined}, func(values json.RawMessage) {
+		ack := submitAck{Declined: f.Declined, InteractionID: p.ID, SessionID: sess.ID}
+		if !f.Declined {
+			ack.Kind, ack.Values = p.Kind, values
 		}
-		spec = &loaded
-	}
-	values, errs := k.Validate(spec, f.Values)
-	if len(errs) > 0 {
+		c.send(immediate(f.RequestID, 200, message, ack))
+	})
+	var invalid *agent.InvalidAnswerError
+	switch {
+	case errors.As(err, &invalid):
 		c.send(nested("interaction_invalid", f.RequestID, object{
-			"interactionId": p.ID, "kind": p.Kind, "errors": errs, "message": msgFieldsInvalid}))
-		return true
+			"interactionId": p.ID, "kind": p.Kind, "errors": invalid.Errors, "message": msgFieldsInvalid}))
+	case errors.Is(err, agent.ErrKindNotHosted):
+		c.send(errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("interaction kind '%s' is not hosted by this server", p.Kind)))
+	case err != nil:
+		c.internalError(f.RequestID, err, "submit")
+	case !ok && held:
+		return false
+	case !ok:
+		c.send(noPendingEvent(f))
 	}
-	return c.resolve(ctx, f, sess, p, submitAck{InteractionID: p.ID, Kind: p.Kind, SessionID: sess.ID, Values: values}, "Interaction submitted",
-		agent.Result{Text: kindkit.Submitted(values).JSON()},
-		func() { s.engine.Answered(ctx, sess, p.Kind, values) }, held)
+	return true
 }
 
 // busyWithOther tells whether this connection runs a turn other than the
@@ -427,30 +430,6 @@ func (c *conn) busyWithOther(parkID string) bool {
 	}
 	id, _ := c.active.Parked()
 	return id != parkID
-}
-
-// resolve has the engine take the park with its answer (exactly once, in
-// one write), then queues the ack and runs the host effect, and only then
-// the engine resumes the turn, so the ack is on the wire before any frame
-// of the resumed stream and an acknowledged answer is never lost. When p
-// was not pending any more, a held park's resolve sends nothing and
-// returns false (submitTo).
-func (c *conn) resolve(ctx context.Context, f *frame, sess *store.Session, p *store.Park, ack submitAck, message string, r agent.Result, effect func(), held bool) bool {
-	ok, err := c.srv.engine.Resolve(ctx, c, sess, p, r, func() {
-		c.send(immediate(f.RequestID, 200, message, ack))
-		if effect != nil {
-			effect()
-		}
-	})
-	switch {
-	case err != nil:
-		c.internalError(f.RequestID, err, "take park")
-	case !ok && held:
-		return false
-	case !ok:
-		c.send(noPendingEvent(f))
-	}
-	return true
 }
 
 func (c *conn) cancelTurn(ctx context.Context, f *frame) {
