@@ -91,8 +91,10 @@ func TestIndexesByConversationKey(t *testing.T) {
 // writes go on meanwhile; without the committer's catch-up no checkpoint
 // had every frame, SQLite never started the WAL over, and it grew by every
 // write (here to some 11,000-12,500 frames, 45 MB). With it the longest is
-// 800-1,900 frames: a cycle writes its turn's record too, since the
-// message's turn is owed its reply from the start.
+// 800-1,900 frames on an idle machine (a cycle writes its turn's record
+// too, since the message's turn is owed its reply from the start), and up
+// to 3,900 seen while another test suite loaded both cores, which delays
+// the checkpoints; the bound lies between.
 func TestWALStartsOver(t *testing.T) {
 	const limit = 300
 	dsn := sqliteDSN(t)
@@ -121,7 +123,7 @@ func TestWALStartsOver(t *testing.T) {
 		longest = max(longest, walFrames(t, dsn))
 	}
 	t.Logf("the WAL's longest: %.0f frames", longest)
-	if longest > 8*limit {
+	if longest > 16*limit {
 		t.Errorf("the WAL grew to %.0f frames; want it started over near %d", longest, limit)
 	}
 }
