@@ -128,7 +128,7 @@ func (t *Turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result
 		parked, err = t.park(a.card)
 		return parked, Result{}, err
 	case a.fallback != "":
-		t.state.Stash(a.kind, a.spec)
+		t.state.stash(a.kind, a.spec)
 		if t.state.AskedBy == nil {
 			t.state.AskedBy = map[string]store.ToolCall{}
 		}
@@ -144,7 +144,7 @@ func (t *Turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result
 
 // answerAsk records the payload of an Ask of call in state: the call runs
 // again next, and its Ask returns it.
-func answerAsk(state *store.TurnState, call store.ToolCall, payload string) {
+func answerAsk(state *turnState, call store.ToolCall, payload string) {
 	asked := maps.Clone(state.Asked)
 	if asked == nil {
 		asked = map[string][]string{}

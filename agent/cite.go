@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/store"
 )
 
 const (
@@ -28,7 +27,7 @@ type Knowledge interface {
 // cite searches the knowledge with the person's message (PROTOCOL.md §7.4):
 // the best documents become the turn's citations, kept in its state so a
 // turn resumed from a park, in any process, still reports them.
-func (e *Engine) cite(ctx context.Context, message string) []store.Citation {
+func (e *Engine) cite(ctx context.Context, message string) []Citation {
 	if e.cfg.Knowledge == nil {
 		return nil
 	}
@@ -37,9 +36,9 @@ func (e *Engine) cite(ctx context.Context, message string) []store.Citation {
 		e.log.Warn("search the knowledge; the turn goes on without it", "err", err)
 		return nil
 	}
-	out := make([]store.Citation, len(hits))
+	out := make([]Citation, len(hits))
 	for i, h := range hits {
-		out[i] = store.Citation{ID: h.Source, Title: h.Source, Snippet: snippet(h.Content), Score: float64(h.Score)}
+		out[i] = Citation{ID: h.Source, Title: h.Source, Snippet: snippet(h.Content), Score: float64(h.Score)}
 		if strings.HasPrefix(h.Source, "http://") || strings.HasPrefix(h.Source, "https://") {
 			out[i].URL = h.Source
 		}
@@ -63,7 +62,7 @@ func snippet(content string) string {
 // documents are the whole documents behind a turn's citations, for the
 // model; a citation whose document is gone (the server restarted with
 // other knowledge) is left out.
-func (e *Engine) documents(ctx context.Context, cs []store.Citation) []knowledge.Doc {
+func (e *Engine) documents(ctx context.Context, cs []Citation) []knowledge.Doc {
 	if e.cfg.Knowledge == nil || len(cs) == 0 {
 		return nil
 	}

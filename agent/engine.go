@@ -303,8 +303,17 @@ func (e *Engine) sweep() {
 			e.log.Error("take over turn: load session", "interactionId", p.ID, "err", err)
 			continue
 		}
+		state, err := stateOf(taken)
+		if err != nil {
+			// It can never be resumed: it stops being owed, loudly.
+			e.log.Error("take over turn: its state cannot be read; the turn ends unanswered", "interactionId", p.ID, "err", err)
+			if err := e.cfg.Store.SaveStep(ctx, l, store.Step{Turn: taken.Turn, Done: true}); err != nil {
+				e.log.Error("end unreadable turn", "interactionId", p.ID, "err", err)
+			}
+			continue
+		}
 		e.log.Info("taking over a turn owed a reply", "interactionId", p.ID)
-		t := e.newTurn(nil, sess, taken.Turn)
+		t := e.newTurn(nil, sess, state)
 		t.after = p.ID
 		e.hold(t, l)
 		t.goRun(t.run)
@@ -516,7 +525,10 @@ func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session
 // marked approved, and a host tool's Ask, whose payload r is kept for the
 // Ask to return when the tool runs again.
 func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result) (*Turn, error) {
-	turn := p.Turn
+	turn, err := stateOf(p)
+	if err != nil {
+		return nil, err
+	}
 	var msgs []*store.Message
 	var first *Event
 	switch {
@@ -531,18 +543,17 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 		first = &Event{Kind: EventToolResult, Call: p.ToolCall, Text: r.Text, IsError: r.IsError}
 	}
 	if sess == nil {
-		var err error
 		if sess, err = e.cfg.Store.Session(ctx, p.SessionID); err != nil {
 			return nil, fmt.Errorf("resume: load session: %w", err)
 		}
 	}
 	l := e.lease(p.ID)
-	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: &turn, Lease: &l,
+	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: turn.encode(), Lease: &l,
 		Outcome: cardOutcome(p, state, r)})
 	if err != nil || !ok {
 		return nil, err
 	}
-	e.parkEnded(p, state)
+	e.parkEnded(p, turn, state)
 	e.parkTaken(p.ConversationID, p.ID)
 	old := e.unpark(p.ID)
 	var owner Follower
@@ -555,7 +566,7 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 	if owner != nil && owner != f {
 		owner.Release(old)
 	}
-	t := e.newTurn(f, sess, taken.Turn)
+	t := e.newTurn(f, sess, turn)
 	t.inherit(old, msgs)
 	// The resumed turn takes the parked one's place on f in one step, so
 	// a drain waiting for f to be idle waits for the resumed turn.
@@ -625,9 +636,10 @@ func (e *Engine) Cancel(ctx context.Context, t *Turn) {
 			e.log.Error("cancel park", "interactionId", id, "err", err)
 		}
 		if ok {
-			e.parkEnded(taken, store.ParkCancelled)
+			s := e.readState(taken)
+			e.parkEnded(taken, s, store.ParkCancelled)
 			e.parkTaken(t.session.ConversationID, id)
-			e.abandon(taken.Turn)
+			e.abandon(s)
 		}
 	}
 }
@@ -648,16 +660,17 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	e.parkEnded(p, store.ParkCancelled)
+	s := e.readState(p)
+	e.parkEnded(p, s, store.ParkCancelled)
 	e.parkTaken(p.ConversationID, p.ID)
-	e.abandon(p.Turn)
+	e.abandon(s)
 	if t := e.unpark(p.ID); t != nil {
 		t.markCancelled(true)
 	} else {
 		e.metrics.TurnFinished(OutcomeCancelled)
 		// Shown by nobody here: its follower elsewhere, if any, hears it
 		// through the observer.
-		e.observe(p.ConversationID, nil, Event{Kind: EventCancelled, RequestID: p.Turn.RequestID, After: p.ID})
+		e.observe(p.ConversationID, nil, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
 	}
 	return true, nil
 }
@@ -708,7 +721,7 @@ func (e *Engine) Drain(ctx context.Context, f Follower, t *Turn) {
 // the conversation on follower f: with the kind's capability it gets the
 // same card again (shown) and the parked turn becomes f's; without it the park is answered with the conversational fallback
 // and the turn runs on, on f.
-func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, busy bool) (shown *store.Park) {
+func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, busy bool) (shown *Event) {
 	p, err := e.cfg.Store.PendingPark(ctx, conv.ID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -719,7 +732,12 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 	if busy {
 		return nil
 	}
-	if e.lostLive(p) {
+	state, err := stateOf(p)
+	if err != nil {
+		e.log.Error("read parked turn", "err", err)
+		return nil
+	}
+	if e.lostLive(state) {
 		// Its question was held open by a process that is gone: nobody
 		// can take an answer to it, so rather than show the card the
 		// turn goes on, and the tool's next run tells the model.
@@ -735,7 +753,7 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 			return nil
 		}
 		if !supported(conv, k.Descriptor().Capability) {
-			if p.Turn.Asking != "" {
+			if state.Asking != "" {
 				// A host tool's Ask waits for an answer the tool can take,
 				// not a directive: the card stays for a client that can
 				// show it.
@@ -746,14 +764,15 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 				e.log.Error("load parked spec", "interactionId", p.ID, "err", err)
 				return nil
 			}
-			p.Turn.Stash(p.Kind, p.Spec)
+			state.stash(p.Kind, p.Spec)
+			p.Turn = state.encode()
 			if _, err := e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, nil); err != nil {
 				e.log.Error("answer park with its fallback", "interactionId", p.ID, "err", err)
 			}
 			return nil
 		}
 	}
-	t := e.newTurn(f, sess, p.Turn)
+	t := e.newTurn(f, sess, state)
 	t.parked.Store(&waiting{park: p})
 	t.cancel() // a parked turn runs nothing
 	e.mu.Lock()
@@ -767,8 +786,9 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 		e.unpark(p.ID)
 		return nil
 	}
-	f.Emit(t, Event{Kind: EventPrompt, RequestID: p.Turn.RequestID, Park: p})
-	return p
+	ev := Event{Kind: EventPrompt, RequestID: state.RequestID, Park: p}
+	f.Emit(t, ev)
+	return &ev
 }
 
 // lostAnswer is the answer of a park whose question was lost with the
@@ -776,22 +796,22 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 var lostAnswer = kindkit.Payload{Status: kindkit.StatusNoResponse,
 	Message: "The question was lost: the process that held it open is gone."}.JSON()
 
-// lostLive tells whether p waits on a question that another engine held
+// lostLive tells whether a park of state s waits on a question that another engine held
 // open (AskLive) and that is certainly gone: its store is this process's
 // alone, so that engine was an earlier run of this process. On a store
 // that processes share the other engine may be alive, and the park waits
 // for its answer or its deadline.
-func (e *Engine) lostLive(p *store.Park) bool {
-	if p.Turn.Live == "" || p.Turn.Live == e.owner {
+func (e *Engine) lostLive(s turnState) bool {
+	if s.Live == "" || s.Live == e.owner {
 		return false
 	}
 	sh, ok := e.cfg.Store.(store.Shared)
 	return !ok || sh.Notifier() == nil
 }
 
-// abandon tells the tool sets that the Asking call of a park that ended
-// unanswered will not run again.
-func (e *Engine) abandon(turn store.TurnState) {
+// abandon tells the tool sets that the Asking call of a park (of state
+// turn) that ended unanswered will not run again.
+func (e *Engine) abandon(turn turnState) {
 	if turn.Asking == "" {
 		return
 	}

@@ -36,7 +36,7 @@ type Reply struct {
 	MessageID string
 	Text      string
 	Usage     store.Usage
-	Citations []store.Citation
+	Citations []Citation
 }
 
 // A Follower is told the events of the turn it follows: the server's

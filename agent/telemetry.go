@@ -187,13 +187,13 @@ func (t *Turn) endTool(parked, failed bool) {
 	t.toolSpan = nil
 }
 
-// parkEnded records that park p ended in state, in this process: the
+// parkEnded records that park p, of turn state s, ended in state, in this process: the
 // park's wait span, from when it parked until now, as a child of the span
 // of the tool call that parked it (so it sits in the trace of the turn
 // that asked, whichever process raised it).
-func (e *Engine) parkEnded(p *store.Park, state store.ParkState) {
+func (e *Engine) parkEnded(p *store.Park, s turnState, state store.ParkState) {
 	e.metrics.ParkResolved(state)
-	parent := spanContextOf(p.Turn.Trace)
+	parent := spanContextOf(s.Trace)
 	if !parent.IsValid() {
 		return
 	}
@@ -202,7 +202,7 @@ func (e *Engine) parkEnded(p *store.Park, state store.ParkState) {
 		attrs = append(attrs, attrParkKind.String(p.Kind))
 	}
 	_, span := e.tracer.Start(trace.ContextWithRemoteSpanContext(context.Background(), parent), "park_wait",
-		trace.WithTimestamp(p.Turn.ParkedAt), trace.WithAttributes(attrs...))
+		trace.WithTimestamp(s.ParkedAt), trace.WithAttributes(attrs...))
 	span.End()
 }
 

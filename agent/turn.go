@@ -34,7 +34,7 @@ type Turn struct {
 	requestID string
 	ctx       context.Context
 	cancel    context.CancelFunc
-	state     store.TurnState
+	state     turnState
 	parked    atomic.Pointer[waiting] // set while parked
 	cancelled atomic.Bool             // by the person, not by a lost lease or a drain
 
@@ -113,11 +113,11 @@ func (e *Engine) SendFirst(ctx context.Context, f Follower, sess *store.Session,
 }
 
 func (e *Engine) send(ctx context.Context, f Follower, sess *store.Session, first *store.Conversation, requestID, text string) (*Turn, error) {
-	t := e.newTurn(f, sess, store.TurnState{RequestID: requestID})
+	t := e.newTurn(f, sess, turnState{RequestID: requestID})
 	msg := t.userMessage(text)
 	l := e.lease(uuid.NewString())
 	record := &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: sess.ConversationID, SessionID: sess.ID,
-		State: store.ParkRunning, Turn: t.state, Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
+		State: store.ParkRunning, Turn: t.state.encode(), Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
 	ok, err := e.cfg.Store.StartTurn(ctx, msg, record, first)
 	if err != nil || !ok {
 		t.cancel()
@@ -130,7 +130,7 @@ func (e *Engine) send(ctx context.Context, f Follower, sess *store.Session, firs
 	return t, nil
 }
 
-func (e *Engine) newTurn(f Follower, sess *store.Session, state store.TurnState) *Turn {
+func (e *Engine) newTurn(f Follower, sess *store.Session, state turnState) *Turn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Turn{eng: e, follower: f, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state}
 }
@@ -242,7 +242,7 @@ func (t *Turn) end() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := t.underLease(true, func(l store.Lease) error {
-		return t.eng.cfg.Store.SaveStep(ctx, l, store.Step{Turn: t.state, Done: true})
+		return t.eng.cfg.Store.SaveStep(ctx, l, store.Step{Turn: t.state.encode(), Done: true})
 	}); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 		t.eng.log.Error("cancel owed turn", "requestId", t.requestID, "err", err)
 	}
@@ -371,7 +371,7 @@ func (t *Turn) fail(err error) {
 	}
 	t.eng.log.Error("turn failed", "requestId", t.requestID, "err", err)
 	if _, err := t.underLease(true, func(l store.Lease) error {
-		return t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state, Done: true})
+		return t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state.encode(), Done: true})
 	}); err != nil {
 		// The turn stays owed and is tried again by whoever takes it.
 		t.eng.log.Error("end failed turn", "requestId", t.requestID, "err", err)
@@ -394,7 +394,7 @@ func (t *Turn) save(step store.Step) error {
 			step.ModelPos = h.ModelPos
 		}
 	}
-	step.Turn = t.state
+	step.Turn = t.state.encode()
 	owed, err := t.underLease(step.Done, func(l store.Lease) error { return st.SaveStep(t.ctx, l, step) })
 	if err != nil {
 		return err
@@ -770,7 +770,7 @@ func (t *Turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 		return false, err
 	}
 	if !supported(conv, d.Capability) {
-		t.state.Stash(d.Name, r.Spec.JSON)
+		t.state.stash(d.Name, r.Spec.JSON)
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
 	}
@@ -796,12 +796,12 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	p.CreatedAt = e.clock.Now().UTC()
 	p.Deadline = p.CreatedAt.Add(e.cfg.ParkTimeout)
 	p.State = store.ParkPending
-	p.Turn = t.state
-	p.Turn.Pending = slices.Clone(t.state.Pending)
-	p.Turn.Trace, p.Turn.ParkedAt = "", time.Time{}
+	kept := t.state // what the turn resumes from
+	kept.Trace, kept.ParkedAt = "", time.Time{}
 	if sc := trace.SpanContextFromContext(t.spanCtx()); sc.IsValid() {
-		p.Turn.Trace, p.Turn.ParkedAt = traceParent(sc), time.Now()
+		kept.Trace, kept.ParkedAt = traceParent(sc), time.Now()
 	}
+	p.Turn = kept.encode()
 	// The newest raise wins: the store drops an older park of the
 	// conversation, and its turn lets go of its follower. An owed turn
 	// stops being owed in the same write. SavePark does not move the
@@ -865,7 +865,7 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 		// Cancelled while parking: the park must not outlive the turn.
 		e.unpark(p.ID)
 		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled}); ok {
-			e.parkEnded(p, store.ParkCancelled)
+			e.parkEnded(p, kept, store.ParkCancelled)
 		}
 		return true, nil
 	}
@@ -882,7 +882,7 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	if err != nil || !ok {
 		return true, err
 	}
-	e.parkEnded(taken, store.ParkExpired)
+	e.parkEnded(taken, kept, store.ParkExpired)
 	t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
 	return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
 }

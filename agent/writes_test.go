@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -104,7 +105,8 @@ func TestHostToolCallStoredFirst(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				stored = len(msgs) == 1 && len(msgs[0].ToolCalls) == 1 && msgs[0].ToolCalls[0].ID == "call-2"
-				queued = len(owed) == 1 && len(owed[0].Turn.Pending) > 0 && owed[0].Turn.Pending[0].ID == "call-2"
+				var state struct{ Pending []store.ToolCall } // of the engine's state, as it keeps it
+				queued = len(owed) == 1 && json.Unmarshal(owed[0].Turn, &state) == nil && len(state.Pending) > 0 && state.Pending[0].ID == "call-2"
 				return "booked", nil
 			})
 			if err != nil {

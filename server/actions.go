@@ -140,7 +140,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	// from then on is missed; heard only after the ack and the card.
 	c.watch(conv.ID)
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
-	var shown *store.Park
+	var shown *agent.Event
 	if !created {
 		if supports != nil {
 			conv.Supports = supports

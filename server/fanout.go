@@ -492,7 +492,7 @@ func (h *hub) watch(c *conn, conv string) {
 // open sends c what its watch of conv held, and from then on what comes,
 // now that its join is acknowledged and the card of park shown (nil: none)
 // is out.
-func (h *hub) open(c *conn, conv string, shown *store.Park) {
+func (h *hub) open(c *conn, conv string, shown *agent.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	tp := h.topics[conv]
@@ -501,7 +501,7 @@ func (h *hub) open(c *conn, conv string, shown *store.Park) {
 	}
 	w := tp.watchers[c]
 	if shown != nil {
-		w.shown, w.request = shown.ID, shown.Turn.RequestID
+		w.shown, w.request = shown.Park.ID, shown.RequestID
 	}
 	for _, hf := range w.held {
 		switch {

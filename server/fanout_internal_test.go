@@ -56,11 +56,11 @@ func TestCatchUpOfAParkedRun(t *testing.T) {
 		c, conv := &conn{srv: srv, wake: make(chan struct{}, 1)}, fmt.Sprint("c-", shown)
 		h.receive([]byte(`{"o":"elsewhere","c":"` + conv + `","k":1,"r":"T","f":{"data":{"node":"lookup","requestId":"T","state":{}},"node":"lookup","requestId":"T","timestamp":1,"type":"stream_chunk"}}`))
 		h.watch(c, conv)
-		var park *store.Park
+		var prompt *agent.Event
 		if shown {
-			park = &store.Park{ID: "p1", Turn: store.TurnState{RequestID: "T"}}
+			prompt = &agent.Event{Kind: agent.EventPrompt, RequestID: "T", Park: &store.Park{ID: "p1"}}
 		}
-		h.open(c, conv, park)
+		h.open(c, conv, prompt)
 		c.mu.Lock()
 		n := len(c.queue)
 		c.mu.Unlock()

@@ -56,7 +56,7 @@ func frameFor(ev agent.Event) event {
 	case agent.EventToolResult:
 		return toolResultChunk(ev.RequestID, ev.Call.Name, ev.Text, ev.IsError)
 	case agent.EventPrompt:
-		return prompt(ev.Park)
+		return prompt(ev.Park, ev.RequestID)
 	case agent.EventCancelled:
 		return cancelledEvent(ev.RequestID)
 	case agent.EventReply:
@@ -78,10 +78,10 @@ func actionDescription(tool string) string { return fmt.Sprintf("Approve calling
 
 // prompt is the event that shows a park to a person: the card, or the
 // write confirmation.
-func prompt(p *store.Park) event {
+func prompt(p *store.Park, requestID string) event {
 	if p.Type == store.ParkConfirmation {
-		return nested("write_confirmation_required", p.Turn.RequestID, object{
+		return nested("write_confirmation_required", requestID, object{
 			"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name)})
 	}
-	return nested("interaction_required", p.Turn.RequestID, interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec})
+	return nested("interaction_required", requestID, interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec})
 }

@@ -10,7 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
-	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/agent"
 )
 
 // Error codes of the protocol (PROTOCOL.md §3.8).
@@ -345,7 +345,7 @@ type eventualPayload struct {
 	Response        replyResponse `json:"response"`
 	Usage           usage         `json:"usage"`
 	// Citations is present only when the turn drew on knowledge.
-	Citations []store.Citation `json:"citations,omitempty"`
+	Citations []agent.Citation `json:"citations,omitempty"`
 }
 
 type replyResponse struct {

@@ -142,7 +142,10 @@ type Park struct {
 	ToolCall       ToolCall // the raise or gated tool call the turn waits on
 	Deadline       time.Time
 	State          ParkState
-	Turn           TurnState
+	// Turn is the engine's state of the turn, to resume it from: a
+	// versioned value the store keeps as given, opaque to it, so that a
+	// change to how the engine resumes is no change to the store.
+	Turn json.RawMessage
 	// Owed is true from the take that stored the park's answer until the
 	// turn it resumed is finished (its reply stored, or it parked again,
 	// failed or was cancelled): a reply is owed to the person.
@@ -171,8 +174,8 @@ type Lease struct {
 // acknowledged answer is never lost.
 type Answer struct {
 	State    ParkState
-	Messages []*Message // appended to the park's conversation: the tool result the turn resumes with
-	Turn     *TurnState // the turn's state from the take on; nil keeps the park's
+	Messages []*Message      // appended to the park's conversation: the tool result the turn resumes with
+	Turn     json.RawMessage // the turn's state from the take on; nil keeps the park's
 	// Lease, when set, makes the park owe its turn a reply, run under this
 	// lease (its ParkID is the park's own). Nil for a take that ends the
 	// turn (cancelled, replaced).
@@ -184,60 +187,10 @@ type Answer struct {
 // Step is one durable step of an owed turn: messages, the turn's state
 // after them, and the conversation's model position, stored together.
 type Step struct {
-	Turn     TurnState
+	Turn     json.RawMessage // the turn's state after them (Park.Turn)
 	Messages []*Message
 	ModelPos *int // nil leaves the position as it is
 	Done     bool // the turn is finished: no reply is owed any more (a turn's record goes)
-}
-
-// TurnState is what a turn carries across a park.
-type TurnState struct {
-	RequestID string            `json:"requestId"`
-	Text      string            `json:"text"`  // text streamed so far in the turn
-	Usage     Usage             `json:"usage"` // usage of the turn's model calls so far
-	Pending   []ToolCall        `json:"pending,omitempty"`
-	Stashed   map[string]string `json:"stashed,omitempty"` // kind → spec raised on the fallback path this turn
-	Citations []Citation        `json:"citations,omitempty"`
-	// Approved is the id of the gated call at the front of Pending that
-	// the person approved: it runs without asking again.
-	Approved string `json:"approved,omitempty"`
-	// Asked holds, per host tool call, the payloads of the Asks it made,
-	// in order: when the call runs again, each Ask returns its answer.
-	Asked map[string][]string `json:"asked,omitempty"`
-	// Asking is the host tool call whose Ask the pending park answers.
-	Asking string `json:"asking,omitempty"`
-	// Live, when set, names the engine that holds the Asking call's
-	// question open (agent.AskLive): no other process can take its
-	// answer to it.
-	Live string `json:"live,omitempty"`
-	// AskedBy is, per kind, the host tool call whose Ask went the
-	// conversational way: submit_interaction of that kind answers it.
-	AskedBy map[string]ToolCall `json:"askedBy,omitempty"`
-	// Trace is the W3C traceparent of the span of the tool call that
-	// parked the turn last, and ParkedAt when it parked: the run an answer
-	// resumes links to that span, and the park's wait span starts then,
-	// on whichever process resumes it. Empty when tracing is off.
-	Trace    string    `json:"trace,omitempty"`
-	ParkedAt time.Time `json:"parkedAt,omitzero"`
-}
-
-// Stash keeps the spec of a kind raised on the conversational path, for
-// the submit_interaction tool to validate against.
-func (s *TurnState) Stash(kind string, spec json.RawMessage) {
-	if s.Stashed == nil {
-		s.Stashed = map[string]string{}
-	}
-	s.Stashed[kind] = string(spec)
-}
-
-// Citation is a knowledge document a turn drew on, as eventual_response
-// lists it.
-type Citation struct {
-	ID      string  `json:"id"`
-	Title   string  `json:"title"`
-	URL     string  `json:"url,omitempty"`
-	Snippet string  `json:"snippet"`
-	Score   float64 `json:"score"`
 }
 
 // Store keeps conversations, sessions, messages and parks. Implementations

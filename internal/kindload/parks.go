@@ -116,7 +116,9 @@ func parked(prefix string, k int, now time.Time) sqlstore.Parked {
 		},
 		Park: store.Park{ID: ids.park, Type: store.ParkInteraction, ConversationID: ids.conv, SessionID: ids.session, Kind: "choices",
 			Spec: []byte(demoSpec), Reason: "to tailor the answer to you", ToolCall: call, Deadline: now.Add(24 * time.Hour),
-			State: store.ParkPending, Turn: store.TurnState{RequestID: ids.turn}},
+			// The engine's state of the turn: of what it keeps, a parked
+			// card's turn at its first raise has only its request id.
+			State: store.ParkPending, Turn: []byte(`{"requestId":` + jsonString(ids.turn) + `}`)},
 	}
 }
 

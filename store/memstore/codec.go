@@ -131,26 +131,22 @@ func readSession(b []byte) *store.Session {
 	}
 }
 
-// appendPark encodes p; its turn state as JSON, as the SQL stores keep it.
-func appendPark(b []byte, p *store.Park) ([]byte, error) {
-	turn, err := json.Marshal(p.Turn)
-	if err != nil {
-		return b, err
-	}
+// appendPark encodes p; its turn state as the engine gave it.
+func appendPark(b []byte, p *store.Park) []byte {
 	for _, f := range [...]string{p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, string(p.Spec), p.Reason} {
 		b = putString(b, f)
 	}
 	b = putToolCall(b, p.ToolCall)
 	b = putTime(b, p.Deadline)
 	b = putString(b, string(p.State))
-	b = putString(b, string(turn))
+	b = putString(b, string(p.Turn))
 	b = putBool(b, p.Owed)
 	b = putString(b, p.LeaseOwner)
 	b = putTime(b, p.LeaseUntil)
 	b = putTime(b, p.CreatedAt)
 	b = putBool(b, p.Spec != nil)
 	b = putBool(b, p.Outcome != nil)
-	return putString(b, string(p.Outcome)), nil
+	return putString(b, string(p.Outcome))
 }
 
 func readPark(b []byte) (*store.Park, error) {
@@ -161,8 +157,8 @@ func readPark(b []byte) (*store.Park, error) {
 	p.ToolCall = r.toolCall()
 	p.Deadline = r.time()
 	p.State = store.ParkState(r.string())
-	if err := json.Unmarshal(r.bytes(), &p.Turn); err != nil {
-		return nil, err
+	if turn := r.bytes(); len(turn) > 0 {
+		p.Turn = append(json.RawMessage{}, turn...)
 	}
 	p.Owed, p.LeaseOwner, p.LeaseUntil, p.CreatedAt = r.bool(), r.string(), r.time(), r.time()
 	if r.bool() {

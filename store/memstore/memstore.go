@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -443,7 +442,7 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 	taken := *p
 	taken.State = a.State
 	if a.Turn != nil {
-		taken.Turn = *a.Turn
+		taken.Turn = slices.Clone(a.Turn)
 	}
 	if a.Lease != nil {
 		taken.Owed, taken.LeaseOwner, taken.LeaseUntil = true, a.Lease.Owner, a.Lease.Until
@@ -451,15 +450,7 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 	if a.Outcome != nil {
 		taken.Outcome = slices.Clone(a.Outcome)
 		// Kept as taken: the card, not the lease as it goes on.
-		var err error
-		enc := s.encode(func(b []byte) []byte {
-			b, err = appendPark(b, &taken)
-			return b
-		})
-		if err != nil {
-			return nil, false, err
-		}
-		c.ended = append(c.ended, enc)
+		c.ended = append(c.ended, s.encode(func(b []byte) []byte { return appendPark(b, &taken) }))
 	}
 	if c.pending == id {
 		c.pending = ""
@@ -558,7 +549,7 @@ func (s *Store) SaveStep(_ context.Context, l store.Lease, st store.Step) error 
 		delete(s.parks, l.ParkID)
 		return nil
 	}
-	p.Turn = st.Turn
+	p.Turn = slices.Clone(st.Turn)
 	p.LeaseUntil = l.Until
 	return nil
 }
@@ -601,15 +592,6 @@ func clonePark(p *store.Park) *store.Park {
 	cp := *p
 	cp.Spec = slices.Clone(p.Spec)
 	cp.Outcome = slices.Clone(p.Outcome)
-	cp.Turn.Pending = slices.Clone(p.Turn.Pending)
-	cp.Turn.Stashed = maps.Clone(p.Turn.Stashed)
-	cp.Turn.Citations = slices.Clone(p.Turn.Citations)
-	cp.Turn.AskedBy = maps.Clone(p.Turn.AskedBy)
-	if p.Turn.Asked != nil {
-		cp.Turn.Asked = make(map[string][]string, len(p.Turn.Asked))
-		for k, v := range p.Turn.Asked {
-			cp.Turn.Asked[k] = slices.Clone(v)
-		}
-	}
+	cp.Turn = slices.Clone(p.Turn)
 	return &cp
 }

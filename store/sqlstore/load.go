@@ -107,10 +107,6 @@ func loadRows(batch []Parked, keys []int64) ([]*table, error) {
 		if err != nil {
 			return nil, err
 		}
-		turn, err := json.Marshal(p.Turn)
-		if err != nil {
-			return nil, err
-		}
 		deadline, err := nanos(p.Deadline)
 		if err != nil {
 			return nil, err
@@ -120,7 +116,7 @@ func loadRows(batch []Parked, keys []int64) ([]*table, error) {
 			return nil, err
 		}
 		parks.rows = append(parks.rows, []any{p.ID, string(p.Type), c.ID, x.ID, p.Kind, spec, store.Text(p.Reason), string(call), deadline,
-			string(store.ParkPending), string(turn), false, "", nil, saved, ck})
+			string(store.ParkPending), string(p.Turn), false, "", nil, saved, ck})
 	}
 	return []*table{convs, sessions, msgs, parks}, nil
 }

@@ -34,7 +34,7 @@ func TestLoad(t *testing.T) {
 					},
 					Park: store.Park{ID: "p-" + id, Type: store.ParkInteraction, ConversationID: id, SessionID: "s-" + id, Kind: "choices",
 						Spec: json.RawMessage(`{"questions":[]}`), Reason: "why", ToolCall: call, Deadline: now.Add(time.Duration(i) * time.Hour),
-						State: store.ParkPending, Turn: store.TurnState{RequestID: "r-" + id}},
+						State: store.ParkPending, Turn: json.RawMessage(`{"requestId":"r-` + id + `"}`)},
 				})
 			}
 			if err := s.Load(ctx, batch); err != nil {

@@ -711,10 +711,6 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 		}
 		query, args = startFirstTurn, append(args, first.ModelPos, supports)
 	}
-	turn, err := json.Marshal(t.Turn)
-	if err != nil {
-		return false, s.wrap("start turn", err)
-	}
 	until, err := nanos(t.LeaseUntil)
 	if err != nil {
 		return false, s.wrap("start turn", err)
@@ -739,7 +735,7 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 		} else if n == 0 {
 			return errBusy
 		}
-		_, err = tx.ExecContext(ctx, insertTurn, t.ID, m.ConversationID, t.SessionID, string(turn), t.LeaseOwner, until, created)
+		_, err = tx.ExecContext(ctx, insertTurn, t.ID, m.ConversationID, t.SessionID, string(t.Turn), t.LeaseOwner, until, created)
 		return err
 	})
 	switch {
@@ -828,10 +824,6 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 	if err != nil {
 		return "", s.wrap("save park", err)
 	}
-	turn, err := json.Marshal(p.Turn)
-	if err != nil {
-		return "", s.wrap("save park", err)
-	}
 	deadline, err := nanos(p.Deadline)
 	if err != nil {
 		return "", s.wrap("save park", err)
@@ -865,7 +857,7 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 			return err
 		}
 		_, err = tx.ExecContext(ctx, insertPark,
-			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(turn), created)
+			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(p.Turn), created)
 		if err != nil {
 			return err
 		}
@@ -921,8 +913,8 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 	if err := json.Unmarshal([]byte(call), &p.ToolCall); err != nil {
 		return nil, fmt.Errorf("park %s: tool call: %w", p.ID, err)
 	}
-	if err := json.Unmarshal([]byte(turn), &p.Turn); err != nil {
-		return nil, fmt.Errorf("park %s: turn: %w", p.ID, err)
+	if turn != "" {
+		p.Turn = json.RawMessage(turn)
 	}
 	p.Deadline = fromNanos(deadline)
 	p.LeaseUntil = fromNanos(leaseUntil)
@@ -944,11 +936,7 @@ func (s *Store) PendingPark(ctx context.Context, id string) (*store.Park, error)
 func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
 	var turn any
 	if a.Turn != nil {
-		b, err := json.Marshal(a.Turn)
-		if err != nil {
-			return nil, false, s.wrap("take park", err)
-		}
-		turn = string(b)
+		turn = string(a.Turn)
 	}
 	var owner string
 	var until any
@@ -984,10 +972,6 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 // SaveStep updates the owed park only while l holds it, then appends the
 // step's messages and moves the model position, in one transaction.
 func (s *Store) SaveStep(ctx context.Context, l store.Lease, st store.Step) error {
-	turn, err := json.Marshal(st.Turn)
-	if err != nil {
-		return s.wrap("save step", err)
-	}
 	until, err := nanos(l.Until)
 	if err != nil {
 		return s.wrap("save step", err)
@@ -995,7 +979,7 @@ func (s *Store) SaveStep(ctx context.Context, l store.Lease, st store.Step) erro
 	err = s.write(ctx, true, func(tx executor) error {
 		var conv, typ string
 		err := tx.QueryRowContext(ctx, `UPDATE parks SET turn = $3, lease_until = $4, owed = $5
-			WHERE id = $1 AND owed AND lease_owner = $2 RETURNING conversation_id, type`, l.ParkID, l.Owner, string(turn), until, !st.Done).Scan(&conv, &typ)
+			WHERE id = $1 AND owed AND lease_owner = $2 RETURNING conversation_id, type`, l.ParkID, l.Owner, string(st.Turn), until, !st.Done).Scan(&conv, &typ)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrLeaseLost
 		}

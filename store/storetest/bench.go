@@ -51,7 +51,7 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 	call := store.ToolCall{ID: id + "-call", Name: "raise_choices", Arguments: string(cycleSpec)}
 	p := &store.Park{ID: id + "-p", Type: store.ParkInteraction, ConversationID: id, SessionID: id + "-s",
 		Kind: "choices", Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(10 * time.Minute),
-		State: store.ParkPending, Turn: store.TurnState{RequestID: id + "-r", Text: "Sure.", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}
+		State: store.ParkPending, Turn: json.RawMessage(`{"v":1,"requestId":"` + id + `-r","text":"Sure.","usage":{"promptTokens":10,"completionTokens":5}}`)}
 	if _, err := s.SavePark(ctx, p, &started,
 		&store.Message{ID: id + "-m2", ConversationID: id, Role: store.RoleAssistant, ToolCalls: []store.ToolCall{call}, CreatedAt: now}); err != nil {
 		return err
@@ -73,7 +73,7 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 // under lease l.
 func turnRecord(conv string, l store.Lease) *store.Park {
 	return &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: conv, SessionID: conv + "-s",
-		State: store.ParkRunning, Turn: store.TurnState{RequestID: conv + "-r"}, Owed: true,
+		State: store.ParkRunning, Turn: json.RawMessage(`{"requestId":"` + conv + `-r"}`), Owed: true,
 		LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: l.Until}
 }
 
@@ -89,7 +89,7 @@ func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
 	park := func(conv string) *store.Park {
 		return &store.Park{ID: conv + "-p", Type: store.ParkInteraction, ConversationID: conv, SessionID: conv + "-s", Kind: "choices",
 			Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(time.Hour), State: store.ParkPending,
-			Turn: store.TurnState{RequestID: conv + "-r", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5}}}
+			Turn: json.RawMessage(`{"requestId":"` + conv + `-r","usage":{"promptTokens":10,"completionTokens":5}}`)}
 	}
 	msg := func(conv, id string, role store.Role) *store.Message {
 		return &store.Message{ID: id, ConversationID: conv, Role: role, Text: "I want to upgrade my plan", CreatedAt: now}
@@ -183,7 +183,7 @@ func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
 			}
 		}, func(s store.Store, i int) error {
 			return s.SaveStep(ctx, store.Lease{ParkID: "c-p", Owner: "bench", Until: now.Add(time.Minute)}, store.Step{
-				Turn: store.TurnState{RequestID: "r", Text: "Done."}, Messages: []*store.Message{msg("c", "a"+strconv.Itoa(i), store.RoleAssistant)}})
+				Turn: json.RawMessage(`{"requestId":"r","text":"Done."}`), Messages: []*store.Message{msg("c", "a"+strconv.Itoa(i), store.RoleAssistant)}})
 		}},
 		{"renew_lease", func(b *testing.B, s store.Store) {
 			conv(b, s, "c", true)

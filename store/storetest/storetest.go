@@ -542,7 +542,7 @@ func testStartTurn(t *testing.T, s store.Store) {
 	// be taken over), so no other turn starts.
 	owed, err := s.OwedTurns(ctx, at(61), 10)
 	must(t, err)
-	if len(owed) != 1 || owed[0].ID != "t1" || owed[0].Type != store.ParkTurn || owed[0].Turn.RequestID != "c1-r" {
+	if len(owed) != 1 || owed[0].ID != "t1" || owed[0].Type != store.ParkTurn || string(owed[0].Turn) != `{"requestId":"c1-r"}` {
 		t.Fatalf("OwedTurns after the lease ran out = %v, want the record t1", owed)
 	}
 	if start("m2", "t2", at(120)) {
@@ -604,13 +604,10 @@ func newPark(conv, id string, deadline time.Time) *store.Park {
 		Deadline:  deadline,
 		State:     store.ParkPending,
 		CreatedAt: at(-3600),
-		Turn: store.TurnState{
-			RequestID: "req-" + id, Text: "Let me ask.\n", Usage: store.Usage{PromptTokens: 10, CompletionTokens: 5},
-			Pending: []store.ToolCall{{ID: "call-next", Name: "lookup", Arguments: `{"q":"x"}`}, {ID: "call-3", Name: "n", Arguments: ""}},
-			Stashed: map[string]string{"identity_intake": `{"fields":["name"]}`, "choices": "{}"},
-			Citations: []store.Citation{{ID: "returns.md", Title: "returns.md", Snippet: "Returns — 30 days", Score: 2},
-				{ID: "https://example.com/faq", Title: "https://example.com/faq", URL: "https://example.com/faq", Snippet: "", Score: 0}},
-		},
+		// The engine's state, which the store keeps as given, byte for
+		// byte: not reformatted, not reordered.
+		Turn: json.RawMessage(`{"v":1,  "requestId":"req-` + id + `","text":"Let me ask.\n","pending":[{"id":"call-next","name":"lookup"}],` +
+			`"stashed":{"choices":"{}"},"citations":[{"id":"returns.md","snippet":"Returns — 30 days \u2028","score":2}],"z":null}`),
 	}
 }
 
@@ -972,10 +969,9 @@ func mutatePark(p *store.Park) {
 		p.Spec[i] = ' '
 	}
 	p.Reason = "mutated"
-	p.Turn.Pending[0].Name = "mutated"
-	p.Turn.Stashed["choices"] = "mutated"
-	p.Turn.Stashed["new"] = "mutated"
-	p.Turn.Citations[0].Snippet = "mutated"
+	for i := range p.Turn {
+		p.Turn[i] = ' '
+	}
 }
 
 // toolResult is the answer message of park p.
@@ -1004,8 +1000,7 @@ func testTakeStoresAnswer(t *testing.T, s store.Store) {
 	newConv(t, s, "c1")
 	p := newPark("c1", "p1", at(600))
 	savePark(t, s, p)
-	turn := p.Turn
-	turn.Pending = nil
+	turn := json.RawMessage(`{"requestId":"req-p1","text":"Let me ask.\n"}`)
 	lease := store.Lease{ParkID: "p1", Owner: "A", Until: at(30)}
 	var (
 		wg  sync.WaitGroup
@@ -1013,7 +1008,7 @@ func testTakeStoresAnswer(t *testing.T, s store.Store) {
 	)
 	for i := range 10 {
 		wg.Go(func() {
-			a := store.Answer{State: store.ParkResolved, Turn: &turn, Lease: &lease,
+			a := store.Answer{State: store.ParkResolved, Turn: turn, Lease: &lease,
 				Messages: []*store.Message{toolResult(p, `{"status":"submitted"}`)}}
 			a.Messages[0].ID += strconv.Itoa(i)
 			taken, ok, err := s.TakePark(ctx, "p1", a)
@@ -1022,8 +1017,8 @@ func testTakeStoresAnswer(t *testing.T, s store.Store) {
 			}
 			if ok {
 				oks.Add(1)
-				if !taken.Owed || taken.LeaseOwner != "A" || !taken.LeaseUntil.Equal(at(30)) || len(taken.Turn.Pending) != 0 {
-					t.Errorf("taken park: owed %v, lease %q until %v, pending %v", taken.Owed, taken.LeaseOwner, taken.LeaseUntil, taken.Turn.Pending)
+				if !taken.Owed || taken.LeaseOwner != "A" || !taken.LeaseUntil.Equal(at(30)) || string(taken.Turn) != string(turn) {
+					t.Errorf("taken park: owed %v, lease %q until %v, turn %s", taken.Owed, taken.LeaseOwner, taken.LeaseUntil, taken.Turn)
 				}
 			}
 		})
@@ -1156,7 +1151,7 @@ func testOwedTurnLease(t *testing.T, s store.Store) {
 		t.Errorf("ClaimTurn while A's lease holds = %v, %v; want false", ok, err)
 	}
 	pos := 3
-	step := store.Step{Turn: store.TurnState{RequestID: "r", Text: "thinking"}, ModelPos: &pos,
+	step := store.Step{Turn: json.RawMessage(`{"requestId":"r","text":"thinking"}`), ModelPos: &pos,
 		Messages: []*store.Message{{ID: "m-a1", ConversationID: "c1", Role: store.RoleAssistant, Text: "thinking", CreatedAt: at(2)}}}
 	must(t, s.SaveStep(ctx, a, step))
 	if err := s.RenewLease(ctx, store.Lease{ParkID: "p1", Owner: "A", Until: at(20)}); err != nil {
@@ -1186,8 +1181,8 @@ func testOwedTurnLease(t *testing.T, s store.Store) {
 	if wins.Load() != 1 {
 		t.Fatalf("5 concurrent claims: %d won, want 1", wins.Load())
 	}
-	if claimed.Turn.Text != "thinking" || !claimed.Owed {
-		t.Errorf("claimed turn = %+v, want A's last step", claimed.Turn)
+	if string(claimed.Turn) != string(step.Turn) || !claimed.Owed {
+		t.Errorf("claimed turn = %s, want A's last step", claimed.Turn)
 	}
 	conv, err := s.Conversation(ctx, "c1")
 	must(t, err)

@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/kindkit/kindkit/store"
+)
+
+// turnState is what a turn carries across a park, a restart and a
+// takeover: the engine's own data. The store keeps it encoded
+// (store.Park.Turn), as an opaque value, so a change to it is no change
+// to the store's API or schema. It names its version; a state of another
+// version is refused, never misread.
+type turnState struct {
+	// Version is stateVersion; states written before it was, which had
+	// the same fields, have none.
+	Version   int               `json:"v,omitempty"`
+	RequestID string            `json:"requestId"`
+	Text      string            `json:"text"`  // text streamed so far in the turn
+	Usage     store.Usage       `json:"usage"` // usage of the turn's model calls so far
+	Pending   []store.ToolCall  `json:"pending,omitempty"`
+	Stashed   map[string]string `json:"stashed,omitempty"` // kind → spec raised on the fallback path this turn
+	Citations []Citation        `json:"citations,omitempty"`
+	// Approved is the id of the gated call at the front of Pending that
+	// the person approved: it runs without asking again.
+	Approved string `json:"approved,omitempty"`
+	// Asked holds, per host tool call, the payloads of the Asks it made,
+	// in order: when the call runs again, each Ask returns its answer.
+	Asked map[string][]string `json:"asked,omitempty"`
+	// Asking is the host tool call whose Ask the pending park answers.
+	Asking string `json:"asking,omitempty"`
+	// Live, when set, names the engine that holds the Asking call's
+	// question open (AskLive): no other process can take its answer to
+	// it.
+	Live string `json:"live,omitempty"`
+	// AskedBy is, per kind, the host tool call whose Ask went the
+	// conversational way: submit_interaction of that kind answers it.
+	AskedBy map[string]store.ToolCall `json:"askedBy,omitempty"`
+	// Trace is the W3C traceparent of the span of the tool call that
+	// parked the turn last, and ParkedAt when it parked: the run an answer
+	// resumes links to that span, and the park's wait span starts then,
+	// on whichever process resumes it. Empty when tracing is off.
+	Trace    string    `json:"trace,omitempty"`
+	ParkedAt time.Time `json:"parkedAt,omitzero"`
+}
+
+// stateVersion is the version of turnState this engine writes and reads.
+const stateVersion = 1
+
+// encode is the state as the store keeps it.
+func (s turnState) encode() json.RawMessage {
+	s.Version = stateVersion
+	data, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("agent: encode turn state: %v", err)) // it has no value that JSON cannot hold
+	}
+	return data
+}
+
+// stateOf decodes the state park p keeps; none is the empty state.
+func stateOf(p *store.Park) (turnState, error) {
+	var s turnState
+	if len(p.Turn) == 0 {
+		return s, nil
+	}
+	if err := json.Unmarshal(p.Turn, &s); err != nil {
+		return turnState{}, fmt.Errorf("agent: park %s: turn state: %w", p.ID, err)
+	}
+	if s.Version != 0 && s.Version != stateVersion {
+		return turnState{}, fmt.Errorf("agent: park %s: turn state of version %d, this engine reads %d", p.ID, s.Version, stateVersion)
+	}
+	return s, nil
+}
+
+// readState is p's state for what the engine tells of a park that ended
+// (its follower's cancelled event, its wait span): one it cannot read is
+// logged and read as empty.
+func (e *Engine) readState(p *store.Park) turnState {
+	s, err := stateOf(p)
+	if err != nil {
+		e.log.Error("read a park's turn state", "err", err)
+	}
+	return s
+}
+
+// stash keeps the spec of a kind raised on the conversational path, for
+// the submit_interaction tool to validate against.
+func (s *turnState) stash(kind string, spec json.RawMessage) {
+	if s.Stashed == nil {
+		s.Stashed = map[string]string{}
+	}
+	s.Stashed[kind] = string(spec)
+}
+
+// Citation is a knowledge document a turn drew on, as eventual_response
+// lists it.
+type Citation struct {
+	ID      string  `json:"id"`
+	Title   string  `json:"title"`
+	URL     string  `json:"url,omitempty"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
+}
