@@ -13,6 +13,10 @@ const (
 	EventReply                       // Reply: the turn's answer; terminal
 	EventFailed                      // the turn failed (the log says why); terminal
 	EventCancelled                   // the turn was cancelled, or its card withdrawn by a message; terminal
+	// EventMessage (Message): the person's message that started the turn,
+	// stored. It is told to the conversation's other sockets (the
+	// Observer), never to the turn's follower, whose client sent it.
+	EventMessage
 )
 
 // Event is one thing a turn tells its follower.
@@ -24,6 +28,7 @@ type Event struct {
 	IsError   bool
 	Park      *store.Park
 	Reply     *Reply
+	Message   *store.Message
 	// After is the park this event comes after: the one its turn resumed
 	// from, or for a parked turn's cancelled event the one it was parked
 	// on; "" in a turn's first run. A socket shown a card as it joined

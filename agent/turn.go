@@ -127,6 +127,9 @@ func (e *Engine) send(ctx context.Context, f Follower, sess *store.Session, firs
 		t.conv, t.log = first, []*store.Message{msg}
 	}
 	e.hold(t, l)
+	// The conversation's other sockets (another tab, another process)
+	// see what was sent, not only the reply to it.
+	e.observe(sess.ConversationID, f, Event{Kind: EventMessage, RequestID: requestID, Message: msg})
 	return t, nil
 }
 

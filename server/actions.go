@@ -72,7 +72,9 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	if f.KeepTurns {
 		c.keepTurns = true // for the connection: its turns are what it keeps
 	}
-	c.ext |= declaredExtensions(supports)
+	if ext := declaredExtensions(supports); ext != 0 {
+		c.ext.Or(uint32(ext))
+	}
 	agentID := strings.TrimSpace(f.AgentID)
 	if agentID == "" {
 		c.send(errorEvent(f.RequestID, codeValidation, "Missing 'agentId'"))
@@ -477,7 +479,7 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 		return
 	}
 	var cards map[string][]object
-	if len(msgs) > 0 && c.ext&extHistoryCards != 0 {
+	if len(msgs) > 0 && c.asked(extHistoryCards) {
 		if cards, err = c.resolvedCards(ctx, sess.ConversationID, cursor, msgs[len(msgs)-1]); err != nil {
 			c.srv.log.Error("list cards", "err", err)
 			c.send(errorEvent(f.RequestID, codeStorage, "Failed to list messages."))

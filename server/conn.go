@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -28,7 +29,7 @@ type conn struct {
 	watching  map[string]bool                // the conversations it has sessions on, read by its reader only
 	frames    *rate.Limiter                  // the frames it may send
 	keepTurns bool                           // its turns outlive it (keepTurns), read by its reader only
-	ext       extensions                     // the extensions it asked for, read by its reader only
+	ext       atomic.Uint32                  // the extensions it asked for (asked)
 
 	mu       sync.Mutex
 	queue    [][]byte

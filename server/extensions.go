@@ -20,20 +20,32 @@ const (
 	// message, the cards its turn showed that ended (its interactions
 	// field; docs/protocol-extensions.md).
 	ExtHistoryCards = "kindkit.history_cards"
+	// ExtUserMessages has a socket told each message another session
+	// sends to its conversation (another tab, another process), as a
+	// user_message event, so it shows what was sent and not only the
+	// reply to it.
+	ExtUserMessages = "kindkit.user_messages"
 )
 
 // extensions is a set of the extensions above.
-type extensions uint8
+type extensions uint32
 
-const extHistoryCards extensions = 1 << iota
+const (
+	extHistoryCards extensions = 1 << iota
+	extUserMessages
+)
+
+var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages}
 
 // declaredExtensions is the set of extensions named in supports.
 func declaredExtensions(supports []string) extensions {
 	var ext extensions
 	for _, s := range supports {
-		if s == ExtHistoryCards {
-			ext |= extHistoryCards
-		}
+		ext |= extensionNames[s]
 	}
 	return ext
 }
+
+// asked tells whether the connection asked for extension x. Its reader
+// adds to the set; the fan-out reads it from other goroutines.
+func (c *conn) asked(x extensions) bool { return extensions(c.ext.Load())&x != 0 }

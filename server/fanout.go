@@ -22,7 +22,8 @@ import (
 // said so far, so a socket that joins mid-turn catches up.
 //
 // It is the engine's agent.Observer. Lock order: a turn's, then h.mu, then
-// a conn's c.mu.
+// a conn's c.mu. A person's message (agent.EventMessage) goes only to the
+// sockets that asked for it (ExtUserMessages).
 type hub struct {
 	srv     *Server
 	origin  string         // this process's name on its notes
@@ -74,6 +75,7 @@ type said struct {
 	tokens    []byte
 	frame     []byte
 	ev        *agent.Event
+	message   bool // the person's message (user_message), for the sockets that asked for it
 }
 
 func (s *said) isTokens() bool { return s.frame == nil && s.ev == nil }
@@ -349,7 +351,7 @@ func (h *hub) deliver(conv string, f agent.Follower, n note) {
 	var frame []byte
 	var held *note // a copy, made only when a watcher holds it: n stays on the stack
 	for c, w := range tp.watchers {
-		if agent.Follower(c) == f {
+		if agent.Follower(c) == f || (n.Kind == agent.EventMessage && !c.asked(extUserMessages)) {
 			continue
 		}
 		if frame == nil {
@@ -441,10 +443,10 @@ func (tp *topic) keep(n note) {
 		tokens := append(make([]byte, 0, max(replyRoom, len(n.Token))), n.Token...)
 		tp.live = append(tp.live, said{requestID: n.RequestID, tokens: tokens})
 	case n.Frame != nil:
-		tp.live = append(tp.live, said{requestID: n.RequestID, frame: n.Frame})
+		tp.live = append(tp.live, said{requestID: n.RequestID, frame: n.Frame, message: n.Kind == agent.EventMessage})
 	case n.local:
 		ev := n.event
-		tp.live = append(tp.live, said{requestID: n.RequestID, ev: &ev})
+		tp.live = append(tp.live, said{requestID: n.RequestID, ev: &ev, message: n.Kind == agent.EventMessage})
 	}
 	tp.size += len(n.Token) + len(n.Frame)
 	if n.Frame == nil && n.local {
@@ -472,6 +474,9 @@ func (h *hub) watch(c *conn, conv string) {
 	w := &watcher{}
 	for i := range tp.live {
 		s := &tp.live[i]
+		if s.message && !c.asked(extUserMessages) {
+			continue
+		}
 		frame := s.frame
 		switch {
 		case s.ev != nil:

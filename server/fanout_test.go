@@ -389,3 +389,54 @@ func TestCapabilitiesAcrossProcesses(t *testing.T) {
 	onA.Expect("immediate_response")
 	wantConversationalRaise(t, onA)
 }
+
+// Every socket that asked for it sees the message another session sent to
+// its conversation (a user_message event, before the turn's stream), here
+// and on another process; one that did not ask sees only the turn, as a
+// reference client expects.
+func TestTabsSeeTheMessage(t *testing.T) {
+	reply := func() agent.Model {
+		m, _ := agent.NewScripted([]agent.ScriptEntry{{Kind: "text", Text: "Hi back."}})
+		return m
+	}
+	t.Run("one process", func(t *testing.T) {
+		_, url := startServer(t, server.Config{Model: reply()})
+		testTabsSeeTheMessage(t, dial(t, url), dial(t, url), dial(t, url))
+	})
+	t.Run("two processes", func(t *testing.T) {
+		dsn := storetest.PostgresDB(t)
+		a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: reply()}, nil)
+		b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: reply()}, nil)
+		waitListening(t, a, b)
+		testTabsSeeTheMessage(t, dial(t, a.WS()), dial(t, b.WS()), dial(t, b.WS()))
+	})
+}
+
+func testTabsSeeTheMessage(t *testing.T, sender, asked, plain *client) {
+	sid, _, conv := tabs(t, sender, asked, `["`+server.ExtUserMessages+`"]`)
+	resumeConversation(plain, conv, "")
+	plain.Send(`{"action":"ping","requestId":"p"}`)
+	plain.Expect("pong")
+	sender.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hello from the first tab"}`)
+	sender.Expect("immediate_response")
+	if text, end := sender.Turn(); text != "Hi back." || end["type"] != "eventual_response" {
+		t.Fatalf("sender's turn: %q, %v", text, end)
+	}
+	ev := asked.Next()
+	msg, _ := path(ev, "data", "message").(map[string]any)
+	if ev["type"] != "user_message" || ev["requestId"] != "T" || path(msg, "content", "text") != "hello from the first tab" ||
+		msg["direction"] != "inbound" || msg["id"] == nil {
+		t.Fatalf("the other tab's first event: %v, want the message as user_message", ev)
+	}
+	if text, end := watched(asked, "T"); text != "Hi back." || end["type"] != "eventual_response" {
+		t.Errorf("the other tab's turn: %q, %v", text, end)
+	}
+	// The same id as the history's, so a page that has both shows one.
+	asked.Send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
+	if id := path(asked.Expect("immediate_response")[0], "data", "messages"); path(id.([]any)[1], "id") != msg["id"] {
+		t.Errorf("the history's message id %v, the event's %v", path(id.([]any)[1], "id"), msg["id"])
+	}
+	if text, end := watched(plain, "T"); text != "Hi back." || end["type"] != "eventual_response" {
+		t.Errorf("a socket that did not ask: %q, %v; want only the turn", text, end)
+	}
+}

@@ -59,6 +59,8 @@ func frameFor(ev agent.Event) event {
 		return prompt(ev.Park, ev.RequestID)
 	case agent.EventCancelled:
 		return cancelledEvent(ev.RequestID)
+	case agent.EventMessage:
+		return userMessageEvent(ev.RequestID, ev.Message)
 	case agent.EventReply:
 		r := ev.Reply
 		return eventualEvent(ev.RequestID, eventualPayload{

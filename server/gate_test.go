@@ -77,6 +77,16 @@ var allowances = []allowance{
 		},
 	},
 	{
+		name:   "event type user_message, which the envelope's type enum lacks (kindkit's event; see extensionEvents)",
+		source: "kindkit's extension " + server.ExtUserMessages,
+		ext:    server.ExtUserMessages,
+		allows: func(at found) bool {
+			_, isEnum := at.err.ErrorKind.(*kind.Enum)
+			return at.schema == "envelope.schema.json" && isEnum && slices.Equal(at.err.InstanceLocation, []string{"type"}) &&
+				at.frame["type"] == "user_message"
+		},
+	},
+	{
 		name:   "interactions on a history message (ConversationMessage)",
 		source: "kindkit's extension " + server.ExtHistoryCards,
 		ext:    server.ExtHistoryCards,
@@ -98,19 +108,25 @@ type found struct {
 	sent   func(field, value string) bool // whether a client sent value as field
 }
 
+// extensionEvents are kindkit's events, which the reference lacks, each
+// with the extension a connection asks for it by: it is checked against
+// the envelope only, and fails the gate on any other connection.
+var extensionEvents = map[string]string{"user_message": server.ExtUserMessages}
+
 type wireGate struct {
 	envelope  *jsonschema.Schema
 	events    map[string]*jsonschema.Schema // event type → its schema
 	responses map[string]*jsonschema.Schema // action → its Response schema
 	files     map[string]string             // action → its schema's path under referenceSpec
 
-	mu         sync.Mutex
-	conns      map[any]*gateConn
-	frames     int                        // frames checked
-	extended   int                        // of them, to connections that asked for an extension
-	used       map[int]int                // allowance index → times it let a difference pass
-	sent       map[string]map[string]bool // field → the string values clients sent as it
-	violations []string
+	mu              sync.Mutex
+	conns           map[any]*gateConn
+	frames          int                        // frames checked
+	extended        int                        // of them, to connections that asked for an extension
+	extensionEvents int                        // of them, kindkit's events (extensionEvents)
+	used            map[int]int                // allowance index → times it let a difference pass
+	sent            map[string]map[string]bool // field → the string values clients sent as it
+	violations      []string
 }
 
 // gateConn is what the gate knows of one connection, from what it read.
@@ -272,6 +288,10 @@ func (g *wireGate) check(gc *gateConn, data []byte) []string {
 	}
 	validate("envelope.schema.json", g.envelope, inst)
 	ev, ok := g.events[typ]
+	if ext := extensionEvents[typ]; !ok && ext != "" && gc.ext[ext] {
+		g.extensionEvents++
+		return out
+	}
 	if !ok {
 		return append(out, fmt.Sprintf("event type %q has no reference schema", typ))
 	}
@@ -329,8 +349,8 @@ func (g *wireGate) unallowed(gc *gateConn, at found, err *jsonschema.ValidationE
 func (g *wireGate) report(w io.Writer) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	fmt.Fprintf(w, "wire gate: %d frames checked against the reference schemas (%d to connections that asked for an extension)\n",
-		g.frames, g.extended)
+	fmt.Fprintf(w, "wire gate: %d frames checked against the reference schemas (%d to connections that asked for an extension; %d of kindkit's own events, to them)\n",
+		g.frames, g.extended, g.extensionEvents)
 	var lines []string
 	for i, a := range allowances {
 		lines = append(lines, fmt.Sprintf("wire gate: allowance used %d times: %s; %s", g.used[i], a.name, a.source))
@@ -376,6 +396,8 @@ func TestWireGate(t *testing.T) {
 		{"history cards, asked for", `["` + server.ExtHistoryCards + `"]`, askHistory, fmt.Sprintf(history, cards), true},
 		{"cancelled", "[]", "", `{"data":{"requestId":"r","status":499},"requestId":"r","status":499,"timestamp":1,"type":"cancelled"}`, true},
 		{"an event the reference lacks", "[]", "", `{"data":{},"requestId":"r","timestamp":1,"type":"turn_started"}`, false},
+		{"user_message, not asked for", `["choice_chips"]`, "", `{"data":{"message":{"id":"m"},"requestId":"r"},"requestId":"r","timestamp":1,"type":"user_message"}`, false},
+		{"user_message, asked for", `["` + server.ExtUserMessages + `"]`, "", `{"data":{"message":{"id":"m"},"requestId":"r"},"requestId":"r","timestamp":1,"type":"user_message"}`, true},
 		{"a field the envelope lacks", "[]", "", `{"data":{"timestamp":1},"extra":1,"timestamp":1,"type":"pong"}`, false},
 		{"otp_invalid as kindkit sent it before", "[]", "", `{"data":{"data":{"code":"NOT_FOUND","message":"m"},"requestId":"v"},"requestId":"v","timestamp":1,"type":"otp_invalid"}`, false},
 		{"a session id that is no uuid", "[]", `{"action":"get_session","requestId":"g","sessionId":"` + conv + `"}`,

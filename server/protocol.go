@@ -11,6 +11,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/store"
 )
 
 // Error codes of the protocol (PROTOCOL.md §3.8).
@@ -336,6 +337,32 @@ type otpInvalid struct {
 	Error             string `json:"error,omitempty"`
 	AttemptsRemaining int    `json:"attemptsRemaining"`
 	Message           string `json:"message"`
+}
+
+// userMessageEvent is kindkit's user_message event (ExtUserMessages): a
+// message another session sent to the conversation, as the history has
+// it, for the turn requestID.
+func userMessageEvent(requestID string, m *store.Message) event {
+	return event{Type: "user_message", RequestID: requestID, Timestamp: now(), Data: userMessageData{RequestID: requestID,
+		Message: historyMessage{ID: m.ID, Direction: "inbound", Content: messageContent{Text: m.Text},
+			CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano)}}}
+}
+
+type userMessageData struct {
+	Message   historyMessage `json:"message"`
+	RequestID string         `json:"requestId"`
+}
+
+// historyMessage is a message as get_conversation_messages lists it.
+type historyMessage struct {
+	Content   messageContent `json:"content"`
+	CreatedAt string         `json:"createdAt"`
+	Direction string         `json:"direction"`
+	ID        string         `json:"id"`
+}
+
+type messageContent struct {
+	Text string `json:"text"`
 }
 
 // eventualPayload is eventual_response's data.data.

@@ -24,8 +24,8 @@
 // The page connects to ws(s)://<same host>/ws, declares in supports the
 // capabilities of its own cards (choice_chips, identity_form) and of every
 // kind in /kinds (its generic form draws any kind from valuesSchema), and
-// the kindkit extension it reads (kindkit.history_cards: the history's
-// ended cards), and
+// the kindkit extensions it reads (kindkit.history_cards: the history's
+// ended cards; kindkit.user_messages: what other tabs send), and
 // keeps the conversationId in localStorage, so a reload resumes the
 // conversation and shows a parked card again. A choices raise becomes chips
 // with an "Other" box per question, an identity_intake raise a contact form,

@@ -50,10 +50,12 @@ func TestLivePage(t *testing.T) {
 	// A card answered in words in another tab reads so in this one too:
 	// the wire says only that its turn was cancelled, and the page reads
 	// how the card ended from the history.
+	// The first tab shows what the second sent, once, before the reply.
 	t.Run("AnswerInWordsElsewhere", func(t *testing.T) {
 		a, b := twoTabs(t)
 		b.say("Pro, please", true)
 		a.waitFor("the card closed in the first tab", `document.querySelector('`+card+` .card-status').innerText.includes("Answered in words")`)
+		a.waitFor("the second tab's message in the first", `[...document.querySelectorAll('.msg.user')].filter(m => m.innerText.includes("Pro, please")).length === 1`)
 	})
 
 	t.Run("AnswerInWords", func(t *testing.T) {

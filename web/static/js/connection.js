@@ -17,10 +17,11 @@ export function wsURL() {
   return u.href;
 }
 
-// The kindkit extensions the page uses, asked for by name in supports
-// (server.ExtHistoryCards): the history's ended cards, for their summaries
-// after a reload.
-const EXTENSIONS = ["kindkit.history_cards"];
+// The kindkit extensions the page uses, asked for by name in supports:
+// the history's ended cards, for their summaries after a reload
+// (server.ExtHistoryCards), and the messages other tabs send
+// (server.ExtUserMessages).
+const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages"];
 
 export function supports() {
   const set = new Set([...Object.values(CARDS).map((c) => c.capability), ...EXTENSIONS]);

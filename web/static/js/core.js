@@ -41,6 +41,7 @@ export const state = {
   active: null, // requestId of the running turn
   pending: new Map(), // requestId → what it was for ("create", "history", "outcomes")
   unsettled: new Set(), // ids of cards that closed without an outcome, looked up in the history
+  sentElsewhere: new Map(), // message id → its bubble, for a message another tab sent
   seq: 0,
   uid: 0,
   retry: 500,

@@ -16,6 +16,7 @@ export function handle(m) {
     case "write_confirmation_required": return onConfirmation(m);
     case "eventual_response": return onEventual(m);
     case "cancelled": return onCancelled(m);
+    case "user_message": return onUserMessage(m);
     case "error": return onError(m);
     default: return undefined; // pong, keepalive, stream_preamble, stream_reasoning…
   }
@@ -67,6 +68,17 @@ export function onImmediate(m) {
   }
 }
 
+// onUserMessage shows a message another tab (or a page on another server)
+// sent to this conversation, before the reply to it streams in. A page
+// that loads its history later finds it there, and shows it once.
+function onUserMessage(m) {
+  const msg = (m.data && m.data.message) || {};
+  if (!msg.id || state.sentElsewhere.has(msg.id)) return;
+  const bubble = userBubble((msg.content && msg.content.text) || "");
+  state.sentElsewhere.set(msg.id, bubble);
+  append(bubble);
+}
+
 export function loadHistory() {
   const rid = nextId("history");
   state.pending.set(rid, "history");
@@ -90,6 +102,8 @@ export function showHistory(messages) {
     const text = (msg.content && msg.content.text) || "";
     if (msg.direction === "inbound") {
       flush();
+      const live = state.sentElsewhere.get(msg.id);
+      if (live) live.remove(); // the history shows it, in its place
       box.append(userBubble(text));
       cards = (Array.isArray(msg.interactions) ? msg.interactions : []).map(pastCard).filter(Boolean);
     } else {
