@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,6 +38,14 @@ type Options struct {
 	// ID names the question among the input requests of one tool call
 	// (Ask on MCP 2026-07-28); "" means the kind's name.
 	ID string
+	// StateKey is the 32-byte key that seals Ask's request state (MCP
+	// 2026-07-28). nil: a random key of this process, so that an answer
+	// that comes back to another process, or after a restart, is asked
+	// afresh; servers behind a load balancer share one key.
+	StateKey []byte
+	// StateTTL is how long a request state holds; 0 means
+	// DefaultStateTTL.
+	StateTTL time.Duration
 }
 
 // InvalidError is the error of answers that were still invalid after the

@@ -1,15 +1,19 @@
 package elicit_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -428,4 +432,74 @@ func TestAskAttempts(t *testing.T) {
 	if n := len(p.messages()); n != 2 {
 		t.Errorf("asked %d times, want 2", n)
 	}
+}
+
+// A client cannot answer for the person through the request state: a
+// forged earlier answer, or the state of MCP 2026-07-28 as it was plain
+// JSON before it was sealed, is refused, and the question asked afresh.
+func TestAskRefusesForgedState(t *testing.T) {
+	ctx := context.Background()
+	p := &person{answers: []*mcp.ElicitResult{
+		accept(map[string]any{"email": "ann@example.com"}),
+		accept(map[string]any{"email": "ann@example.com"}),
+	}}
+	k := kind(t, "identity_intake")
+	server := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "quote", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		contact, ask, err := elicit.Ask[identityintakegen.IdentityIntakeValues](ctx, req, k, identitySpec, "", nil)
+		if ask != nil || err != nil {
+			return ask, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: *contact.Email}}}, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "v0.0.1"}, &mcp.ClientOptions{ElicitationHandler: p.handle})
+	forging := &forger{Transport: ct}
+	cs, err := client.Connect(ctx, forging, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quote"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; !forging.forged.Load() || got != "ann@example.com" {
+		t.Errorf("the tool got %q (forged %v), want the person's own answer", got, forging.forged.Load())
+	}
+	if n := len(p.messages()); n != 2 {
+		t.Errorf("the person was asked %d times, want 2: the forged answer is asked afresh", n)
+	}
+}
+
+// forger is a client's transport that sends, instead of the first answer
+// to an input request, a forged earlier answer in a plain request state.
+type forger struct {
+	mcp.Transport
+	forged atomic.Bool
+}
+
+func (f *forger) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := f.Transport.Connect(ctx)
+	return forgingConn{c, f}, err
+}
+
+type forgingConn struct {
+	mcp.Connection
+	f *forger
+}
+
+func (c forgingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && bytes.Contains(req.Params, []byte(`"requestState"`)) &&
+		c.f.forged.CompareAndSwap(false, true) {
+		cp := *req
+		cp.Params = json.RawMessage(`{"name":"quote","requestState":` +
+			strconv.Quote(`{"answers":{"identity_intake":{"action":"accept","content":{"email":"mallory@example.com"}}}}`) + `}`)
+		msg = &cp
+	}
+	return c.Connection.Write(ctx, msg)
 }

@@ -2,9 +2,9 @@ package elicit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,8 +26,10 @@ import (
 // code before Ask free of effects. Earlier answers of the same call ride
 // along in the result's request state, so a handler may Ask several
 // questions in turn; two of one kind need their own Options.ID. The state
-// is the client's to echo and so not trusted: an answer read from it is
-// validated again.
+// is the client's to echo and so not trusted: it is sealed with a key the
+// server holds (Options.StateKey), bound to the tool and to a deadline, and
+// a state that cannot be opened is refused and the questions asked afresh;
+// an answer read from it is validated again all the same.
 func Ask[V, S any](ctx context.Context, req *mcp.CallToolRequest, k kindkit.Kind, spec *S, message string, opts *Options) (v *V, ask *mcp.CallToolResult, err error) {
 	name := k.Descriptor().Name
 	if req == nil || req.Params == nil || req.Session == nil {
@@ -41,15 +43,34 @@ func Ask[V, S any](ctx context.Context, req *mcp.CallToolRequest, k kindkit.Kind
 	if err != nil {
 		return nil, nil, err
 	}
-	id, attempts := name, DefaultAttempts
-	if opts != nil && opts.ID != "" {
-		id = opts.ID
+	id, attempts, ttl := name, DefaultAttempts, DefaultStateTTL
+	var key []byte
+	if opts != nil {
+		if opts.ID != "" {
+			id = opts.ID
+		}
+		if opts.Attempts > 0 {
+			attempts = opts.Attempts
+		}
+		if opts.StateTTL > 0 {
+			ttl = opts.StateTTL
+		}
+		key = opts.StateKey
 	}
-	if opts != nil && opts.Attempts > 0 {
-		attempts = opts.Attempts
+	sl, err := newSealer(key)
+	if err != nil {
+		return nil, nil, err
 	}
 	params := req.Params
-	st := readState(params)
+	now := time.Now()
+	st, refused := readState(sl, params, now)
+	if refused != nil || params.RequestState == "" {
+		// Nothing of a refused state is believed, not even the answers
+		// that came with it: they answer questions of a state that is
+		// gone. Answers without a state answer no question this server
+		// asked (and would reset the count of attempts): asked afresh.
+		params = &mcp.CallToolParamsRaw{Name: params.Name}
+	}
 	res, answered := st.Answers[id]
 	if r, ok := params.InputResponses[id].(*mcp.ElicitResult); ok {
 		res, answered = r, true
@@ -72,26 +93,24 @@ func Ask[V, S any](ctx context.Context, req *mcp.CallToolRequest, k kindkit.Kind
 			st.Answers[k] = r
 		}
 	}
-	data, err := json.Marshal(st)
+	st.Tool, st.Expires = params.Name, now.Add(ttl).Unix()
+	sealed, err := sl.seal(st)
 	if err != nil {
 		return nil, nil, fmt.Errorf("elicit %s: %w", name, err)
 	}
-	return nil, &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{id: q.Params(problems)}, RequestState: string(data)}, nil
+	return nil, &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{id: q.Params(problems)}, RequestState: sealed}, nil
 }
 
-// state is what Ask keeps in a result's request state: the answers given
-// earlier in the call, and the invalid answers counted per question.
-type state struct {
-	Answers  map[string]*mcp.ElicitResult `json:"answers,omitempty"`
-	Attempts map[string]int               `json:"attempts,omitempty"`
-}
-
-// readState reads the request state a client echoed; anything unreadable
-// is no state (the client's own doing; the questions are asked again).
-func readState(p *mcp.CallToolParamsRaw) state {
-	var st state
+// readState opens the request state a client echoed for tool. None is the
+// empty state; one that cannot be opened (tampered with, expired, another
+// tool's) is refused with its error, and the questions are asked afresh.
+func readState(sl *sealer, p *mcp.CallToolParamsRaw, now time.Time) (state, error) {
+	st := state{}
+	var err error
 	if p.RequestState != "" {
-		_ = json.Unmarshal([]byte(p.RequestState), &st)
+		if st, err = sl.open(p.RequestState, p.Name, now); err != nil {
+			st = state{}
+		}
 	}
 	if st.Answers == nil {
 		st.Answers = map[string]*mcp.ElicitResult{}
@@ -99,5 +118,5 @@ func readState(p *mcp.CallToolParamsRaw) state {
 	if st.Attempts == nil {
 		st.Attempts = map[string]int{}
 	}
-	return st
+	return st, err
 }
