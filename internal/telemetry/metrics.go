@@ -55,7 +55,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.turnsStarted = counter("turns_started_total", "Turns a person's message started.")
 	finished := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kindkit", Name: "turns_finished_total",
-		Help: "Turns that ended, by outcome: reply, failed or cancelled."}, []string{"outcome"})
+		Help: "Turns that ended, by outcome: reply, failed or cancelled (other: an outcome none of those names)."}, []string{"outcome"})
 	f(finished)
 	m.turnsFinished = map[string]prometheus.Counter{}
 	for _, o := range []string{agent.OutcomeReply, agent.OutcomeFailed, agent.OutcomeCancelled} {
