@@ -1,11 +1,18 @@
 package kindkit
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Catalog is the set of kinds a server hosts, looked up by wire name, raise
-// tool name or capability.
+// tool name or capability. A catalog may join the kinds of several sources:
+// kindkit's built-in kinds (kinds.All) beside a module's own (its
+// generated All), each Named, or only some of them (Only).
 type Catalog struct {
+	source string // the source Named gave; "" when joined or unnamed
 	kinds  []Kind
+	from   []string // per kind, its source, for the errors of Join
 	byName map[string]Kind
 	byTool map[string]Kind
 }
@@ -14,20 +21,91 @@ type Catalog struct {
 func NewCatalog(kinds ...Kind) (*Catalog, error) {
 	c := &Catalog{byName: map[string]Kind{}, byTool: map[string]Kind{}}
 	for _, k := range kinds {
-		d := k.Descriptor()
-		if _, dup := c.byName[d.Name]; dup {
-			return nil, fmt.Errorf("catalog: two kinds named %q", d.Name)
-		}
-		if _, dup := c.byTool[d.ToolName]; dup && d.ToolName != "" {
-			return nil, fmt.Errorf("catalog: two kinds with tool %q", d.ToolName)
-		}
-		c.kinds = append(c.kinds, k)
-		c.byName[d.Name] = k
-		if d.ToolName != "" { // "": only host code asks it
-			c.byTool[d.ToolName] = k
+		if err := c.add(k, ""); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// Named returns c with its kinds named as from source, for the errors of
+// Join: "kindkit" for kinds.All, a module's name for its own.
+func (c *Catalog) Named(source string) *Catalog {
+	cp := *c
+	cp.source, cp.from = source, make([]string, len(c.kinds))
+	for i := range cp.from {
+		cp.from[i] = source
+	}
+	return &cp
+}
+
+// add adds k, from source, unless its name or tool is taken.
+func (c *Catalog) add(k Kind, source string) error {
+	d := k.Descriptor()
+	for i, other := range c.kinds {
+		od := other.Descriptor()
+		what := ""
+		switch {
+		case od.Name == d.Name:
+			what = fmt.Sprintf("named %q", d.Name)
+		case od.ToolName == d.ToolName && d.ToolName != "":
+			what = fmt.Sprintf("with tool %q", d.ToolName)
+		default:
+			continue
+		}
+		if c.from[i] == source {
+			return fmt.Errorf("catalog: two kinds %s%s", what, in(source))
+		}
+		return fmt.Errorf("catalog: a kind %s%s and one%s", what, in(c.from[i]), in(source))
+	}
+	c.kinds = append(c.kinds, k)
+	c.from = append(c.from, source)
+	c.byName[d.Name] = k
+	if d.ToolName != "" { // "": only host code asks it
+		c.byTool[d.ToolName] = k
+	}
+	return nil
+}
+
+func in(source string) string {
+	if source == "" {
+		return ""
+	}
+	return " in " + source
+}
+
+// Join returns one catalog of the kinds of cs, in order: kindkit's
+// built-in kinds and a module's own, say. A wire name or raise tool that
+// two of them define is an error that names both sources.
+func Join(cs ...*Catalog) (*Catalog, error) {
+	c := &Catalog{byName: map[string]Kind{}, byTool: map[string]Kind{}}
+	for _, src := range cs {
+		for i, k := range src.kinds {
+			if err := c.add(k, src.from[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// Only returns the catalog of c's kinds with these wire names, in c's
+// order; a name that c has not is an error.
+func (c *Catalog) Only(names ...string) (*Catalog, error) {
+	for _, n := range names {
+		if _, ok := c.byName[n]; !ok {
+			return nil, fmt.Errorf("catalog: no kind named %q%s", n, in(c.source))
+		}
+	}
+	out := &Catalog{source: c.source, byName: map[string]Kind{}, byTool: map[string]Kind{}}
+	for i, k := range c.kinds {
+		if slices.Contains(names, k.Descriptor().Name) {
+			if err := out.add(k, c.from[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // Kinds returns every kind, in the order given to NewCatalog.
