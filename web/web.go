@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -47,10 +48,23 @@ type handler struct {
 	err    error // building /kinds failed
 }
 
+// An Option tunes the page Handler serves.
+type Option func(*options)
+
+type options struct{ title string }
+
+// WithTitle names the page (its title and its heading) instead of
+// "kindkit chat": your product's, say.
+func WithTitle(title string) Option { return func(o *options) { o.title = title } }
+
 // Handler serves the chat page at /, its assets under /static/ and the
 // catalog at /kinds. The catalog is read once, here; a nil catalog serves an
 // empty list.
-func Handler(catalog *kindkit.Catalog) http.Handler {
+func Handler(catalog *kindkit.Catalog, opts ...Option) http.Handler {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	h := &handler{assets: map[string]asset{}}
 	err := fs.WalkDir(staticFiles, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -66,8 +80,14 @@ func Handler(catalog *kindkit.Catalog) http.Handler {
 	if err != nil {
 		panic("web: read embedded files: " + err.Error()) // the embed is part of the binary
 	}
-	h.assets["/"] = h.assets["/static/index.html"]
+	page := h.assets["/static/index.html"]
 	delete(h.assets, "/static/index.html")
+	if o.title != "" {
+		body := bytes.Replace(page.body, []byte("<title>kindkit chat</title>"), []byte("<title>"+html.EscapeString(o.title)+"</title>"), 1)
+		body = bytes.Replace(body, []byte(`<h1>kindkit <span class="sub">chat</span></h1>`), []byte("<h1>"+html.EscapeString(o.title)+"</h1>"), 1)
+		page = newAsset("index.html", body)
+	}
+	h.assets["/"] = page
 
 	body, err := kindsJSON(catalog)
 	if err != nil {

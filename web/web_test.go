@@ -199,3 +199,27 @@ func jsonEqual(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// WithTitle names the page, escaped, in its title and its heading.
+func TestTitle(t *testing.T) {
+	srv := httptest.NewServer(web.Handler(nil, web.WithTitle("Acme <support>")))
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(body)
+	for _, want := range []string{"<title>Acme &lt;support&gt;</title>", "<h1>Acme &lt;support&gt;</h1>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "kindkit chat") || strings.Contains(page, "<support>") {
+		t.Error("the page still says kindkit chat, or shows the title unescaped")
+	}
+}

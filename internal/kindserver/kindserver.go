@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -34,9 +33,7 @@ import (
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/knowledge"
 	"github.com/kindkit/kindkit/server"
-	"github.com/kindkit/kindkit/store"
-	"github.com/kindkit/kindkit/store/memstore"
-	"github.com/kindkit/kindkit/store/sqlstore"
+	"github.com/kindkit/kindkit/store/dsn"
 	"github.com/kindkit/kindkit/web"
 )
 
@@ -66,6 +63,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kindserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
+	title := fs.String("title", "", "the chat page's title and heading; empty: kindkit chat")
 	modelName := fs.String("model", "demo", "the agent's model: demo (built in), scripted (with -script) or openai (any OpenAI-compatible server; the key comes from $OPENAI_API_KEY)")
 	script := fs.String("script", "", "run the scripted model from `FILE`: a mockLlmScript array or a whole scenario file (implies -model scripted)")
 	openaiURL := fs.String("openai-base-url", "https://api.openai.com/v1", "with -model openai: the chat-completions server, e.g. http://127.0.0.1:11434/v1 for Ollama")
@@ -142,9 +140,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := telemetry.NewMetrics(reg)
-	store, closeStore, err := openStore(ctx, *storeDSN, *retention)
+	store, closeStore, err := dsn.Open(ctx, *storeDSN, &dsn.Options{MemoryRetention: *retention})
 	if err != nil {
-		log.Error("open store", "store", redact(*storeDSN), "err", err)
+		log.Error("open store", "store", dsn.Redact(*storeDSN), "err", err)
 		return 1
 	}
 	defer closeStore()
@@ -259,7 +257,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		debug = &http.Server{Handler: debugMux(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { served <- debug.Serve(dln) }()
 	}
-	log.Info("serving", "store", redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout, "metrics", *serveMetrics, "tracing", tracing)
+	log.Info("serving", "store", dsn.Redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout, "metrics", *serveMetrics, "tracing", tracing)
 	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws (chat page: http://%s/)\n", ln.Addr(), ln.Addr())
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
@@ -268,7 +266,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *serveMetrics {
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	}
-	mux.Handle("/", web.Handler(catalog))
+	var page []web.Option
+	if *title != "" {
+		page = append(page, web.WithTitle(*title))
+	}
+	mux.Handle("/", web.Handler(catalog, page...))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -313,42 +315,4 @@ func debugMux() *http.ServeMux {
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	return mux
-}
-
-// openStore opens the store a -store value names.
-func openStore(ctx context.Context, dsn string, retention time.Duration) (store.Store, func(), error) {
-	if dsn == "memory" {
-		s := memstore.NewWithRetention(retention)
-		return s, s.Close, nil
-	}
-	if !strings.HasPrefix(dsn, "sqlite:") && !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
-		return nil, nil, fmt.Errorf("-store %q: want memory, sqlite:PATH or postgres://…", redact(dsn))
-	}
-	s, err := sqlstore.Open(ctx, dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, func() { s.Close() }, nil
-}
-
-// redact hides the passwords of a store URL (its user info's and a
-// password query parameter) before it is logged.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		if strings.Contains(dsn, "password") {
-			return "(a store URL that does not parse)"
-		}
-		return dsn
-	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
