@@ -48,6 +48,20 @@ export function drawMarkdown(node) {
   }
   const html = window.marked.parse(node.md, { gfm: true, breaks: true, async: false });
   node.innerHTML = window.DOMPurify.sanitize(html, { ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i, FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select"] });
+  // Each block takes the direction of its own text: a Hebrew paragraph in
+  // an English reply reads right to left.
+  for (const b of node.querySelectorAll("p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td")) b.setAttribute("dir", "auto");
+  // What scrolls sideways (a wide code block, a table) is reachable by
+  // keyboard; a table scrolls rather than breaking its words.
+  for (const pre of node.querySelectorAll("pre")) {
+    pre.setAttribute("tabindex", "0");
+    pre.setAttribute("aria-label", "Code");
+  }
+  for (const table of node.querySelectorAll("table")) {
+    const wrap = h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Table" });
+    table.replaceWith(wrap);
+    wrap.append(table);
+  }
 }
 
 if (window.DOMPurify) {
