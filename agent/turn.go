@@ -504,7 +504,7 @@ func (t *Turn) run() {
 			step.ModelPos = &resp.Position
 			conv.ModelPos = resp.Position
 		}
-		t.state.Text += resp.Text
+		t.state.Text = joinSteps(t.state.Text, resp.Text)
 		t.state.Usage = t.state.Usage.Add(resp.Usage)
 		for i := range resp.ToolCalls {
 			if resp.ToolCalls[i].ID == "" {
@@ -523,6 +523,20 @@ func (t *Turn) run() {
 		t.state.Pending = resp.ToolCalls
 		t.held = &step
 	}
+}
+
+// joinSteps appends the text of a model step to what the turn said
+// before it: a step's text is a block of its own (the words before a card,
+// then the answer after it), so a Markdown heading that opens the next
+// step is not glued onto the last sentence.
+func joinSteps(before, step string) string {
+	if before == "" || step == "" || strings.HasSuffix(before, "\n\n") || strings.HasPrefix(step, "\n") {
+		return before + step
+	}
+	if strings.HasSuffix(before, "\n") {
+		return before + "\n" + step
+	}
+	return before + "\n\n" + step
 }
 
 // heldLogBytes bounds the history a parked turn keeps for its resume, so

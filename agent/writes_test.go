@@ -12,6 +12,7 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
 	"github.com/kindkit/kindkit/store/storetest"
 )
 
@@ -158,5 +159,28 @@ func TestRaiseStoresModelPosition(t *testing.T) {
 				t.Errorf("history when parked = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// The words a model says before a card and the answer after it are blocks
+// of their own in the stored reply and in the reply event: a heading that
+// opens the answer is not glued onto the last sentence before the card.
+func TestStepsAreBlocks(t *testing.T) {
+	st := memstore.New()
+	before := call("call-1", "request_choices", raise)
+	before.Text = "Let me ask you something first."
+	e := engine(t, st, byResults{before, {Text: "## Comparison\n\nPro has SSO."}}, clockwork.NewFakeClock())
+	sess := conversation(t, st, "", "choice_chips")
+	f := newFollower()
+	f.start(e, sess, "compare the plans")
+	f.next(t, agent.EventPrompt)
+	resolve(t, e, f, sess, st)
+	const want = "Let me ask you something first.\n\n## Comparison\n\nPro has SSO."
+	if ev := f.next(t, agent.EventReply); ev.Reply.Text != want {
+		t.Errorf("the reply event's text = %q, want %q", ev.Reply.Text, want)
+	}
+	msgs, _, err := st.Messages(context.Background(), "c1", []store.Role{store.RoleReply}, "", 1)
+	if err != nil || len(msgs) != 1 || msgs[0].Text != want {
+		t.Errorf("the stored reply = %v, %v; want %q", msgs, err, want)
 	}
 }
