@@ -788,6 +788,11 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 	}
 	ev := Event{Kind: EventPrompt, RequestID: state.RequestID, Park: p}
 	f.Emit(t, ev)
+	if p.Type == store.ParkConfirmation {
+		// What is to be approved is the call's arguments, which its chunk
+		// carries: shown again with the confirmation, as when it parked.
+		f.Emit(t, Event{Kind: EventToolCall, RequestID: state.RequestID, Call: p.ToolCall})
+	}
 	return &ev
 }
 

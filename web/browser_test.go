@@ -567,6 +567,11 @@ func TestBrowser(t *testing.T) {
 		if eval[bool](p, `getComputedStyle(document.querySelector('.msg.assistant .typing')).display !== "none"`) {
 			t.Error("the typing dots run under the confirmation")
 		}
+		// Reloaded while it waits, the card still shows what is to be
+		// approved: the person never approves a delete blind.
+		p.do("reload", chromedp.Reload())
+		p.do("the confirmation again", chromedp.WaitVisible(chromedp.CSS(card+` button.primary`)))
+		p.waitFor("the arguments after the reload", `document.querySelector('`+card+` .confirm-args dd') && document.querySelector('`+card+` .confirm-args dd').innerText === "7"`)
 		p.do("approve", chromedp.Click(chromedp.CSS(card+` button.primary`)))
 		p.waitFor("the approval", `document.querySelector('`+card+` .card-status').innerText.includes("Approved")`)
 		p.waitFor("the reply", `document.querySelector('.msg.assistant').innerText.includes("Draft deleted.")`)
