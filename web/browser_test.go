@@ -527,9 +527,14 @@ func TestBrowser(t *testing.T) {
 		p.do("fix and submit",
 			chromedp.Evaluate[chromedp.Void](`for (const n of ["email", "phone"]) document.querySelector('`+card+` input[name="' + n + '"]').value = ""`),
 			chromedp.SendKeys(chromedp.CSS(card+` input[name="email"]`), "alice@example.com"),
+			chromedp.SendKeys(chromedp.CSS(card+` input[name="name"]`), "Alice"),
 			chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
 		p.waitFor("the answered card", `document.querySelector('`+card+`').dataset.state === "answered"`)
 		p.waitFor("the reply", `document.querySelector('.msg.assistant').innerText.includes("Thanks, Alice.")`)
+		// After a reload the summary, drawn from the stored values, names
+		// the fields in the card's order, not the alphabet's.
+		p.do("reload", chromedp.Reload())
+		p.waitFor("the summary from the history", `document.querySelector('`+card+` .card-status') && document.querySelector('`+card+` .card-status').innerText === "Name: Alice · Email: alice@example.com"`)
 	})
 
 	// A turn that fails after its 202 ends with an error event: the page

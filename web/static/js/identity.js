@@ -9,15 +9,18 @@ export const IDENTITY = {
   phone: { label: "Phone", type: "tel", autocomplete: "tel", inputmode: "tel" },
 };
 
-// identitySummary names each given field as the card did.
+// identitySummary names each given field as the card did, in the card's
+// order (stored values come back in the alphabet's).
 export function identitySummary(spec, values) {
   if (!values || typeof values !== "object") return [];
   const named = new Map();
   for (const f of (spec && Array.isArray(spec.fields) ? spec.fields : [])) {
-    if (f && typeof f === "object" && f.key && f.label && !named.has(f.key)) named.set(f.key, f.label);
+    const key = typeof f === "string" ? f : f && f.key;
+    if (key && !named.has(key)) named.set(key, f && typeof f === "object" && f.label ? f.label : "");
   }
-  return Object.entries(values).filter(([, v]) => typeof v === "string" && v).map(([k, v]) =>
-    `${named.get(k) || (IDENTITY[k] || {}).label || humanize(k)}: ${clip(v)}`);
+  const keys = [...named.keys(), ...Object.keys(values).filter((k) => !named.has(k))];
+  return keys.filter((k) => typeof values[k] === "string" && values[k]).map((k) =>
+    `${named.get(k) || (IDENTITY[k] || {}).label || humanize(k)}: ${clip(values[k])}`);
 }
 
 export function renderIdentity(card, spec, body) {
