@@ -466,6 +466,23 @@ func TestBrowser(t *testing.T) {
 
 	// C: a reload while the card is parked resumes the conversation and
 	// shows the same card; answering it there finishes the turn.
+	// A draft outlives a reload until it is sent.
+	t.Run("ReloadKeepsDraft", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.open(startServer(t, catalog, []agent.ScriptEntry{{Kind: "text", Text: "Noted."}}))
+		p.do("type a draft", chromedp.WaitEnabled(chromedp.CSS("#message")), chromedp.SendKeys(chromedp.CSS("#message"), "half a thought, not sent"))
+		p.do("reload", chromedp.Reload())
+		p.waitFor("the draft after the reload", `document.querySelector("#message").value === "half a thought, not sent"`)
+		p.waitFor("the session", `document.querySelector("#status").dataset.state === "online"`)
+		p.do("send it", chromedp.Click(chromedp.CSS("#send"), chromedp.NodeEnabled))
+		p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Noted."))`)
+		p.do("reload", chromedp.Reload())
+		p.waitFor("the history", `[...document.querySelectorAll(".msg.user")].some(m => m.innerText.includes("half a thought"))`)
+		if got := eval[string](p, `document.querySelector("#message").value`); got != "" {
+			t.Errorf("after sending, the composer holds %q after a reload", got)
+		}
+	})
+
 	t.Run("ReloadKeepsCard", func(t *testing.T) {
 		p := newPage(t, browser)
 		p.open(startServer(t, catalog, choicesScript))

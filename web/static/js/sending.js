@@ -18,6 +18,7 @@ el.composer.addEventListener("submit", (e) => {
   state.active = rid;
   turnFor(rid);
   el.message.value = "";
+  keepDraft();
   autosize();
   updateComposer();
 });
@@ -33,7 +34,29 @@ export function autosize() {
   el.message.style.height = "auto";
   el.message.style.height = Math.min(el.message.scrollHeight, 160) + "px";
 }
-el.message.addEventListener("input", autosize);
+el.message.addEventListener("input", () => {
+  keepDraft();
+  autosize();
+});
+
+// A draft outlives a reload, and a reload while offline: it is kept in
+// this browser until it is sent.
+const DRAFT_KEY = "kindkit.draft";
+
+function keepDraft() {
+  try {
+    if (el.message.value.trim()) localStorage.setItem(DRAFT_KEY, el.message.value);
+    else localStorage.removeItem(DRAFT_KEY);
+  } catch { /* private mode: no draft is kept */ }
+}
+
+try {
+  const draft = localStorage.getItem(DRAFT_KEY);
+  if (draft && !el.message.value) {
+    el.message.value = draft;
+    autosize();
+  }
+} catch { /* private mode */ }
 
 el.fresh.addEventListener("click", () => {
   save(null);
