@@ -1,6 +1,7 @@
 // Package agent is the agent side of kindkit: the turn engine, the Model
 // interface a turn talks to (agent/openai is the one over OpenAI-compatible
-// servers), the built-in demo and scripted models, and the host tools:
+// servers, agent/anthropic the one over Anthropic's Messages API), the
+// built-in demo and scripted models, and the host tools:
 // typed Go functions (NewTool) that may ask a person through a kind
 // (<kind>gen.Ask), and MCP servers' tools (agent/mcp).
 //

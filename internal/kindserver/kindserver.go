@@ -21,6 +21,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/agent/anthropic"
 	"github.com/kindkit/kindkit/agent/mcp"
 	"github.com/kindkit/kindkit/agent/openai"
 	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
@@ -64,15 +65,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8787", "address to listen on")
 	title := fs.String("title", "", "the chat page's title and heading; empty: kindkit chat")
-	modelName := fs.String("model", "demo", "the agent's model: demo (built in), scripted (with -script) or openai (any OpenAI-compatible server; the key comes from $OPENAI_API_KEY)")
+	modelName := fs.String("model", "demo", "the agent's model: demo (built in), scripted (with -script), openai (any OpenAI-compatible server; the key comes from $OPENAI_API_KEY) or anthropic (Claude; the key comes from $ANTHROPIC_API_KEY)")
 	script := fs.String("script", "", "run the scripted model from `FILE`: a mockLlmScript array or a whole scenario file (implies -model scripted)")
 	openaiURL := fs.String("openai-base-url", "https://api.openai.com/v1", "with -model openai: the chat-completions server, e.g. http://127.0.0.1:11434/v1 for Ollama")
 	openaiModel := fs.String("openai-model", "gpt-4o-mini", "with -model openai: the model name")
-	system := fs.String("system", "", "with -model openai: a system prompt")
+	anthropicURL := fs.String("anthropic-base-url", anthropic.DefaultBaseURL, "with -model anthropic: the Messages API's root, without /v1")
+	anthropicModel := fs.String("anthropic-model", "claude-sonnet-4-5", "with -model anthropic: the model name")
+	system := fs.String("system", "", "with -model openai or anthropic: a system prompt")
 	retention := fs.Duration("memory-retention", time.Hour, "with -store memory: forget a conversation unused this long (and without a pending card)")
 	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live, as a `DSN`: memory, sqlite:PATH or postgres://…")
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
-	knowledgeDir := fs.String("knowledge", "", "search the .md and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
+	knowledgeDir := fs.String("knowledge", "", "search the .md, .markdown and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
 	leaseTimeout := fs.Duration("lease-timeout", 15*time.Second, "how long a resumed turn stays this process's without a renewal; a turn whose process died is finished by the next one (or, on PostgreSQL, any other) once its lease has run out")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
@@ -193,8 +196,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Model = m
 		log.Info("model", "kind", "openai", "baseURL", *openaiURL, "model", *openaiModel, "key", os.Getenv("OPENAI_API_KEY") != "")
+	case "anthropic":
+		// The key is read from the environment only, never from a flag,
+		// and never logged: only whether there is one.
+		key := os.Getenv("ANTHROPIC_API_KEY")
+		m, err := anthropic.New(anthropic.Config{BaseURL: *anthropicURL, Model: *anthropicModel, APIKey: key, System: *system, Logger: log})
+		if err != nil {
+			log.Error("anthropic model", "err", err)
+			return 2
+		}
+		cfg.Model = m
+		log.Info("model", "kind", "anthropic", "baseURL", *anthropicURL, "model", *anthropicModel, "key", key != "")
 	default:
-		log.Error("unknown -model (want demo, scripted or openai)", "model", *modelName)
+		log.Error("unknown -model (want demo, scripted, openai or anthropic)", "model", *modelName)
 		return 2
 	}
 	if *knowledgeDir != "" {

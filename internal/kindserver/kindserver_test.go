@@ -35,6 +35,7 @@ func TestFlags(t *testing.T) {
 		"scripted no script": {[]string{"-store", "memory", "-model", "scripted"}, 2, "needs -script"},
 		"missing script":     {[]string{"-store", "memory", "-script", "/nonexistent.json"}, 1, "load script"},
 		"bad openai url":     {[]string{"-store", "memory", "-model", "openai", "-openai-base-url", "ftp://x"}, 2, "base URL"},
+		"bad anthropic url":  {[]string{"-store", "memory", "-model", "anthropic", "-anthropic-base-url", "https://u:p@x"}, 2, "must not carry credentials"},
 		"bad address":        {[]string{"-store", "memory", "-addr", "256.0.0.1:1"}, 1, "listen"},
 		"missing knowledge":  {[]string{"-store", "memory", "-knowledge", "/nonexistent"}, 1, "load knowledge"},
 		"bad phone region":   {[]string{"-store", "memory", "-addr", "256.0.0.1:1", "-phone-region", "UK"}, 2, `unknown phone region "UK"`},
@@ -132,6 +133,13 @@ func TestKnowledge(t *testing.T) {
 // prints last, and all it printed.
 func serve(t *testing.T, args ...string) (base, stdout string) {
 	t.Helper()
+	base, stdout, _ = serveLogged(t, args...)
+	return base, stdout
+}
+
+// serveLogged is serve that also returns what kindserver logs.
+func serveLogged(t *testing.T, args ...string) (base, stdout string, logs *syncbuf.Buffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncbuf.Buffer{}
 	errs := &syncbuf.Buffer{}
@@ -140,11 +148,11 @@ func serve(t *testing.T, args ...string) (base, stdout string) {
 	t.Cleanup(func() { cancel(); <-done })
 	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
 		if _, rest, ok := strings.Cut(out.String(), "(chat page: "); ok {
-			return strings.TrimSuffix(strings.TrimSpace(rest), ")"), out.String()
+			return strings.TrimSuffix(strings.TrimSpace(rest), ")"), out.String(), errs
 		}
 	}
 	t.Fatalf("no chat page address printed; stderr:\n%s", errs.String())
-	return "", ""
+	return "", "", nil
 }
 
 // The chat page, /kinds, /healthz and /ws are served on one port.
