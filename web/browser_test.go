@@ -481,6 +481,23 @@ func TestBrowser(t *testing.T) {
 		if got := eval[string](p, `document.querySelector("#message").value`); got != "" {
 			t.Errorf("after sending, the composer holds %q after a reload", got)
 		}
+		// A reply from the history can be copied, as a live one can.
+		p.do("copy the reply from the history", chromedp.Evaluate[chromedp.Void](`window.__copied = null; navigator.clipboard.writeText = async (s) => { window.__copied = s }`),
+			chromedp.Click(chromedp.CSS(`.history .msg.assistant button.copy`)))
+		p.waitFor("the copied text", `window.__copied === "Noted."`)
+	})
+
+	// A message sent while the person had scrolled up is brought into view.
+	t.Run("SendScrollsToTheMessage", func(t *testing.T) {
+		long := strings.Repeat("A line of a long answer.\n\n", 80)
+		p := newPage(t, browser)
+		p.open(startServer(t, catalog, []agent.ScriptEntry{{Kind: "text", Text: long}, {Kind: "text", Text: "Short."}}))
+		p.say("tell me everything", true)
+		p.do("the long reply", chromedp.WaitEnabled(chromedp.CSS("#send")))
+		p.waitFor("a log that scrolls", `document.querySelector("#log").scrollHeight > document.querySelector("#log").clientHeight * 2`)
+		p.do("scroll up", chromedp.Evaluate[chromedp.Void](`document.querySelector("#log").scrollTop = 0`))
+		p.say("and now?", true)
+		p.waitFor("the new message in view", `(() => { const log = document.querySelector("#log"); const m = [...log.querySelectorAll(".msg.user")].pop(); const a = m.getBoundingClientRect(), b = log.getBoundingClientRect(); return m.innerText.includes("and now?") && a.top >= b.top && a.bottom <= b.bottom })()`)
 	})
 
 	t.Run("ReloadKeepsCard", func(t *testing.T) {

@@ -4,7 +4,7 @@ import { onConfirmation } from "./confirm.js";
 import { send, setStatus, updateComposer } from "./connection.js";
 import { append, el, h, nextId, save, showNotice, state } from "./core.js";
 import { pastCard, summary } from "./summary.js";
-import { onCancelled, onChunk, onError, onEventual, onToken, reply, settleFromHistory } from "./turns.js";
+import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, settleFromHistory } from "./turns.js";
 
 export function handle(m) {
   switch (m.type) {
@@ -107,7 +107,7 @@ export function showHistory(messages) {
       box.append(userBubble(text));
       cards = (Array.isArray(msg.interactions) ? msg.interactions : []).map(pastCard).filter(Boolean);
     } else {
-      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, reply(text)));
+      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, reply(text), text ? copyButton(text) : null));
       cards = [];
     }
   }

@@ -15,6 +15,8 @@ el.composer.addEventListener("submit", (e) => {
   if (!send(frame)) return;
   if (card) card.inWords = true;
   append(userBubble(text));
+  // What was just sent is in view, wherever the person had scrolled to.
+  el.log.scrollTop = el.log.scrollHeight;
   state.active = rid;
   turnFor(rid);
   el.message.value = "";
