@@ -65,15 +65,29 @@ func TestLivePage(t *testing.T) {
 		p.waitFor("the session", `document.querySelector("#status").dataset.state === "online"`)
 		p.say("I'd like a quote", true)
 		p.do("the card", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
-		if ph := eval[string](p, `document.querySelector("#message").placeholder`); !strings.Contains(ph, "write your answer") {
+		if ph := eval[string](p, `document.querySelector("#message").placeholder`); !strings.Contains(ph, "answer in words") {
 			t.Errorf("composer placeholder while the card waits: %q", ph)
 		}
+		// It fits a 320 px phone's composer, not clipped.
+		p.setLook(320, 640, true, "light")
+		fits := `(() => { const m = document.querySelector("#message"), s = getComputedStyle(m), c = document.createElement("canvas").getContext("2d"); c.font = s.font; return c.measureText(m.placeholder).width <= m.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) })()`
+		if !eval[bool](p, fits) {
+			t.Errorf("the placeholder %q is clipped at 320 px", eval[string](p, `document.querySelector("#message").placeholder`))
+		}
+		p.setLook(1280, 800, false, "light")
 		p.say("Pro, please", true)
 		p.waitFor("the card closed", `document.querySelector('`+card+` .card-status').innerText.includes("Answered in words")`)
 		p.waitFor("the reply to the words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Pro it is — thanks!"))`)
 		if got := p.text(`#log`); strings.Contains(got, "Stopped.") {
 			t.Errorf("answering in words reads as a stop:\n%s", got)
 		}
+		// New conversation asks once more before it clears what is shown.
+		p.do("New conversation, once", chromedp.Click(chromedp.CSS("#new-conversation")))
+		if n := eval[int](p, `document.querySelectorAll("#log .msg").length`); n == 0 || !strings.Contains(p.text("#new-conversation"), "again") {
+			t.Errorf("one click on New conversation: %d messages left, button %q; want them kept and a second click asked for", n, p.text("#new-conversation"))
+		}
+		p.do("New conversation, again", chromedp.Click(chromedp.CSS("#new-conversation")))
+		p.waitFor("the cleared view", `document.querySelectorAll("#log .msg").length === 0`)
 	})
 
 	t.Run("Stop", func(t *testing.T) {

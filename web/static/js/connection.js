@@ -116,7 +116,8 @@ export function updateComposer() {
   el.send.disabled = !online || (!!state.active && !card);
   el.stop.hidden = !running;
   el.stop.disabled = !online;
-  el.message.placeholder = card ? "Answer the card above, or write your answer…" : "Write a message…";
+  // Short enough for a phone's composer: the card says what it asks.
+  el.message.placeholder = card ? "Or answer in words…" : "Write a message…";
   if (!online) el.send.title = "Not connected";
   else if (state.active && !card) el.send.title = "Wait for the reply, or stop it";
   else el.send.removeAttribute("title");

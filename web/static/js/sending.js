@@ -32,6 +32,13 @@ el.message.addEventListener("keydown", (e) => {
   }
 });
 
+function disarmFresh() {
+  clearTimeout(freshArmed);
+  freshArmed = 0;
+  el.fresh.textContent = "New conversation";
+}
+el.fresh.addEventListener("blur", disarmFresh);
+
 export function autosize() {
   el.message.style.height = "auto";
   el.message.style.height = Math.min(el.message.scrollHeight, 160) + "px";
@@ -60,7 +67,16 @@ try {
   }
 } catch { /* private mode */ }
 
+// New conversation asks once more before it clears the view: a stray click
+// or Enter on the focused button would otherwise lose what is shown.
+let freshArmed = 0;
 el.fresh.addEventListener("click", () => {
+  if (el.log.querySelector(".msg") && !freshArmed) {
+    el.fresh.textContent = "Start over? Click again";
+    freshArmed = setTimeout(disarmFresh, 4000);
+    return;
+  }
+  disarmFresh();
   save(null);
   state.conversationId = null;
   state.turns.clear();
