@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +18,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/knowledge"
+	"github.com/kindkit/kindkit/internal/modelhttp"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -28,16 +27,14 @@ const DefaultBaseURL = "https://api.anthropic.com"
 
 // DefaultMaxRetries is how often a failed request is retried when
 // Config.MaxRetries is zero.
-const DefaultMaxRetries = 3
+const DefaultMaxRetries = modelhttp.DefaultMaxRetries
 
 // DefaultMaxTokens bounds a response when Config.MaxTokens is zero.
 const DefaultMaxTokens = 4096
 
 const (
-	defaultMaxDelay      = 10 * time.Second // the cap of every retry delay; a longer Retry-After is not waited for
-	responseHeaderTimout = 10 * time.Minute // the default client's wait for response headers
-	maxArgsInError       = 200              // bytes of bad tool input quoted in an error
-	sdkMaxBackoff        = 8 * time.Second  // the SDK's own cap of its exponential backoff
+	maxArgsInError = 200             // bytes of bad tool input quoted in an error
+	sdkMaxBackoff  = 8 * time.Second // the SDK's own cap of its exponential backoff
 )
 
 // Config configures a Model.
@@ -96,12 +93,8 @@ func New(cfg Config) (*Model, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q: want http(s)://host[:port][/path]", base)
-	}
-	if u.User != nil {
-		return nil, errors.New("anthropic: the base URL must not carry credentials; set Config.APIKey")
+	if err := modelhttp.CheckBaseURL("anthropic", base, "http(s)://host[:port][/path]"); err != nil {
+		return nil, err
 	}
 	if cfg.MaxTokens < 0 {
 		return nil, fmt.Errorf("anthropic: Config.MaxTokens %d: want a positive bound, or zero for %d", cfg.MaxTokens, DefaultMaxTokens)
@@ -112,19 +105,13 @@ func New(cfg Config) (*Model, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = modelhttp.HTTPClient()
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := modelhttp.Retries(cfg.MaxRetries)
 	// The service is built from explicit options only. sdk.NewClient would
 	// prepend DefaultClientOptions, which read ANTHROPIC_BASE_URL,
 	// ANTHROPIC_CUSTOM_HEADERS and, without a key here, the whole credential
@@ -151,17 +138,8 @@ func New(cfg Config) (*Model, error) {
 		maxRetries: retries,
 		messages:   sdk.NewMessageService(opts...),
 		log:        log,
-		maxDelay:   defaultMaxDelay,
+		maxDelay:   modelhttp.MaxDelay,
 	}, nil
-}
-
-func defaultHTTPClient() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = responseHeaderTimout
-		return &http.Client{Transport: t}
-	}
-	return &http.Client{}
 }
 
 // Respond makes one streamed Messages API call; see the package doc.
@@ -187,24 +165,6 @@ func (m *Model) Respond(ctx context.Context, req agent.ModelRequest, onText func
 	return agent.ModelResponse{}, &Error{Status: a.status, msg: why, err: err}
 }
 
-// maxDocBytes bounds each document in the prompt, so a large knowledge
-// file cannot crowd out the conversation.
-const maxDocBytes = 4000
-
-// knowledgePrompt presents the turn's knowledge documents to the model.
-func knowledgePrompt(docs []knowledge.Doc) string {
-	var b strings.Builder
-	b.WriteString("Reference documents found for the visitor's message. Ground your answer in them when they are relevant; do not invent what they do not say.")
-	for _, d := range docs {
-		content := d.Content
-		if len(content) > maxDocBytes {
-			content = strings.ToValidUTF8(content[:maxDocBytes], "") + " …"
-		}
-		fmt.Fprintf(&b, "\n\n[%s]\n%s", d.Source, content)
-	}
-	return b.String()
-}
-
 // turn is one message of the request being built: a role and its blocks.
 type turn struct {
 	user   bool
@@ -221,7 +181,7 @@ func (m *Model) params(req agent.ModelRequest) (sdk.MessageNewParams, error) {
 		p.System = append(p.System, sdk.TextBlockParam{Text: m.system})
 	}
 	if len(req.Knowledge) > 0 {
-		p.System = append(p.System, sdk.TextBlockParam{Text: knowledgePrompt(req.Knowledge)})
+		p.System = append(p.System, sdk.TextBlockParam{Text: modelhttp.KnowledgePrompt(req.Knowledge)})
 	}
 	// The API wants user and assistant messages to alternate, and every
 	// tool_result in the user message right after its tool_use: blocks of
@@ -575,9 +535,4 @@ func (e *Error) Error() string { return e.msg }
 func (e *Error) Unwrap() error { return e.err }
 
 // scrub removes the API key from s, in case a server echoes it.
-func (m *Model) scrub(s string) string {
-	if m.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, m.apiKey, "[redacted]")
-}
+func (m *Model) scrub(s string) string { return modelhttp.Scrub(s, m.apiKey) }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/knowledge"
+	"github.com/kindkit/kindkit/internal/modelhttp"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -28,12 +27,10 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 
 // DefaultMaxRetries is how often a failed request is retried when
 // Config.MaxRetries is zero.
-const DefaultMaxRetries = 3
+const DefaultMaxRetries = modelhttp.DefaultMaxRetries
 
 const (
-	defaultMaxDelay      = 10 * time.Second // the cap of every retry delay; a longer Retry-After is not waited for
-	responseHeaderTimout = 10 * time.Minute // the default client's wait for response headers
-	maxArgsInError       = 200              // bytes of bad tool arguments quoted in an error
+	maxArgsInError = 200 // bytes of bad tool arguments quoted in an error
 )
 
 // Config configures a Model.
@@ -89,28 +86,18 @@ func New(cfg Config) (*Model, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q: want http(s)://host[:port]/path", base)
-	}
-	if u.User != nil {
-		return nil, errors.New("openai: the base URL must not carry credentials; set Config.APIKey")
+	if err := modelhttp.CheckBaseURL("openai", base, "http(s)://host[:port]/path"); err != nil {
+		return nil, err
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = modelhttp.HTTPClient()
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := modelhttp.Retries(cfg.MaxRetries)
 	// The service is built from explicit options only: NewClient would also
 	// read OPENAI_BASE_URL, OPENAI_ORG_ID and friends from the environment,
 	// and the configuration here must be the whole truth.
@@ -129,17 +116,8 @@ func New(cfg Config) (*Model, error) {
 		maxRetries: retries,
 		chat:       oai.NewChatCompletionService(opts...),
 		log:        log,
-		maxDelay:   defaultMaxDelay,
+		maxDelay:   modelhttp.MaxDelay,
 	}, nil
-}
-
-func defaultHTTPClient() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = responseHeaderTimout
-		return &http.Client{Transport: t}
-	}
-	return &http.Client{}
 }
 
 // Respond makes one streamed chat completion; see the package doc.
@@ -165,24 +143,6 @@ func (m *Model) Respond(ctx context.Context, req agent.ModelRequest, onText func
 	return agent.ModelResponse{}, &Error{Status: a.status, msg: why, err: err}
 }
 
-// maxDocBytes bounds each document in the prompt, so a large knowledge
-// file cannot crowd out the conversation.
-const maxDocBytes = 4000
-
-// knowledgePrompt presents the turn's knowledge documents to the model.
-func knowledgePrompt(docs []knowledge.Doc) string {
-	var b strings.Builder
-	b.WriteString("Reference documents found for the visitor's message. Ground your answer in them when they are relevant; do not invent what they do not say.")
-	for _, d := range docs {
-		content := d.Content
-		if len(content) > maxDocBytes {
-			content = strings.ToValidUTF8(content[:maxDocBytes], "") + " …"
-		}
-		fmt.Fprintf(&b, "\n\n[%s]\n%s", d.Source, content)
-	}
-	return b.String()
-}
-
 // params builds the request body.
 func (m *Model) params(req agent.ModelRequest) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{
@@ -193,7 +153,7 @@ func (m *Model) params(req agent.ModelRequest) (oai.ChatCompletionNewParams, err
 		p.Messages = append(p.Messages, oai.SystemMessage(m.system))
 	}
 	if len(req.Knowledge) > 0 {
-		p.Messages = append(p.Messages, oai.SystemMessage(knowledgePrompt(req.Knowledge)))
+		p.Messages = append(p.Messages, oai.SystemMessage(modelhttp.KnowledgePrompt(req.Knowledge)))
 	}
 	for i, msg := range req.History {
 		if msg == nil {
@@ -442,9 +402,4 @@ func (e *Error) Error() string { return e.msg }
 func (e *Error) Unwrap() error { return e.err }
 
 // scrub removes the API key from s, in case a server echoes it.
-func (m *Model) scrub(s string) string {
-	if m.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, m.apiKey, "[redacted]")
-}
+func (m *Model) scrub(s string) string { return modelhttp.Scrub(s, m.apiKey) }
