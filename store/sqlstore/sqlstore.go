@@ -697,7 +697,8 @@ var errBusy = errors.New("sqlstore: the conversation is busy")
 // StartTurn checks and appends the message in one statement, then saves
 // the record, in one transaction. On PostgreSQL the conversation's row is
 // locked first, so that two processes that start a turn of it at once
-// queue up, and the second sees the first's record.
+// queue up, and the second sees the first's record (its first message
+// too, when both would be the first).
 func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation) (bool, error) {
 	args, err := appendMessageArgs(make([]any, 0, 11), m, m.ConversationID)
 	if err != nil {
@@ -720,7 +721,7 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 		return false, s.wrap("start turn", err)
 	}
 	err = s.write(ctx, true, func(tx executor) error {
-		if s.dialect == dialectPostgres && first == nil {
+		if s.dialect == dialectPostgres {
 			var one int
 			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, m.ConversationID).Scan(&one); err != nil {
 				return err
