@@ -46,9 +46,6 @@ type Config struct {
 	// outlive the process; otherwise they resolve no_response so every turn
 	// finishes before the process exits.
 	KeepParksOnDrain bool
-	// Observer, when set, is told every turn event and every park taken,
-	// for the conversation's other followers (the server's fan-out).
-	Observer Observer
 	// TracerProvider makes the engine's spans (GenAI conventions: a span
 	// per turn run, model call, tool call and park wait; never message
 	// text or tool arguments). Default otel's global provider, a no-op
@@ -86,8 +83,11 @@ type Engine struct {
 	parked map[string]*Turn // park id → the parked turn, while a follower holds it
 	leased map[string]*Turn // park id → the running turn that holds its lease
 
-	stop     chan struct{}
-	loopDone chan struct{}
+	stream    *stream // every turn's events, to the conversations' subscribers
+	stop      chan struct{}
+	loopDone  chan struct{}
+	stopRelay context.CancelFunc
+	relayDone chan struct{}
 
 	// What the model is offered, built once: the catalog does not change.
 	kinds       []kindkit.Descriptor
@@ -141,6 +141,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 		parked: map[string]*Turn{}, leased: map[string]*Turn{}, submitTools: map[string]Tool{},
 		stop: make(chan struct{}), loopDone: make(chan struct{})}
 	e.workers = newWorkers(e.stop)
+	var bus store.Notifier
+	if shared, ok := cfg.Store.(store.Shared); ok {
+		bus = shared.Notifier()
+	}
+	e.stream = newStream(e, bus)
 	for _, k := range cfg.Catalog.Kinds() {
 		d := k.Descriptor()
 		e.kinds = append(e.kinds, d)
@@ -152,13 +157,24 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.modelName = m.ModelName()
 		e.chatSpanName = "chat " + e.modelName
 	}
+	relayCtx, stopRelay := context.WithCancel(context.Background())
+	e.stopRelay, e.relayDone = stopRelay, make(chan struct{})
+	go func() {
+		defer close(e.relayDone)
+		e.stream.run(relayCtx)
+	}()
 	go e.loop()
 	return e, nil
 }
 
-// Close stops the engine's loop. Running turns go on; Shutdown waits for
-// them.
+// Close stops the engine's loop and its relay to other processes. Running
+// turns go on; Shutdown waits for them.
 func (e *Engine) Close() {
+	e.stopLoop()
+	e.closeRelay()
+}
+
+func (e *Engine) stopLoop() {
 	select {
 	case <-e.stop:
 	default:
@@ -167,11 +183,18 @@ func (e *Engine) Close() {
 	<-e.loopDone
 }
 
+func (e *Engine) closeRelay() {
+	e.stopRelay()
+	<-e.relayDone
+}
+
 // Shutdown stops the loop and waits for the running turns to finish, or
-// for ctx. A resumed turn that has not finished when the process exits
-// stays owed in the store, and the next process finishes it.
+// for ctx, then stops the relay. A resumed turn that has not finished when
+// the process exits stays owed in the store, and the next process
+// finishes it.
 func (e *Engine) Shutdown(ctx context.Context) error {
-	e.Close()
+	e.stopLoop()
+	defer e.closeRelay()
 	e.runMu.Lock()
 	e.closing = true
 	e.runMu.Unlock()
@@ -379,30 +402,24 @@ func (e *Engine) claimParked(id string) {
 	}
 }
 
-// ReleasePark is told that another process took park id: the follower
-// that shows it here lets go of it.
-func (e *Engine) ReleasePark(id string) { e.claimParked(id) }
-
 // SetSupports declares conversation conv's capabilities anew (nil clears
 // them), for its next turns and for a turn of it parked now, here or, told
-// by the Observer, in another process. Change them through it rather than
+// through the relay, in another process. Change them through it rather than
 // the store: a parked turn goes on with the conversation it kept.
 func (e *Engine) SetSupports(ctx context.Context, conv string, supports []string) error {
 	if err := e.cfg.Store.SetSupports(ctx, conv, supports); err != nil {
 		return err
 	}
-	e.CapabilitiesChanged(conv)
-	if e.cfg.Observer != nil {
-		e.cfg.Observer.CapabilitiesChanged(conv)
-	}
+	e.capabilitiesChanged(conv)
+	e.stream.declared(conv)
 	return nil
 }
 
-// CapabilitiesChanged is told that conversation conv's capabilities were
+// capabilitiesChanged is told that conversation conv's capabilities were
 // declared anew, by SetSupports here or in another process: a turn of it
 // parked here reads the conversation again when it resumes, rather than
 // go on with the one it kept.
-func (e *Engine) CapabilitiesChanged(conv string) {
+func (e *Engine) capabilitiesChanged(conv string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, t := range e.parked {
@@ -413,16 +430,10 @@ func (e *Engine) CapabilitiesChanged(conv string) {
 }
 
 func (e *Engine) observe(conv string, f Follower, ev Event, chunk ...Event) {
-	if e.cfg.Observer != nil {
-		e.cfg.Observer.TurnEvent(conv, f, ev, chunk...)
-	}
+	e.stream.tell(conv, f, ev, chunk...)
 }
 
-func (e *Engine) parkTaken(conv, id string) {
-	if e.cfg.Observer != nil {
-		e.cfg.Observer.ParkTaken(conv, id)
-	}
-}
+func (e *Engine) parkTaken(conv, id string) { e.stream.taken(conv, id) }
 
 // expiredAnswer is the tool result of a park nobody answered in time.
 func (e *Engine) expiredAnswer(p *store.Park) Result {
@@ -650,7 +661,7 @@ const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new
 
 // Withdraw withdraws pending park p because a session other than the one
 // that raised it sent a message: the park ends as a cancel would end it,
-// its turn's follower (here, or elsewhere through the observer) hears
+// its turn's follower (here, or elsewhere through the stream) hears
 // its cancelled event, and the history records that the person wrote
 // instead of answering. ok is false when p was not pending any more.
 func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
@@ -669,7 +680,7 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 	} else {
 		e.metrics.TurnFinished(OutcomeCancelled)
 		// Shown by nobody here: its follower elsewhere, if any, hears it
-		// through the observer.
+		// through the stream.
 		e.observe(p.ConversationID, nil, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
 	}
 	return true, nil

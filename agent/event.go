@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/kindkit/kindkit/store"
+import (
+	"fmt"
+
+	"github.com/kindkit/kindkit/store"
+)
 
 // EventKind tells what an Event reports.
 type EventKind int
@@ -14,10 +18,22 @@ const (
 	EventFailed                      // the turn failed (the log says why); terminal
 	EventCancelled                   // the turn was cancelled, or its card withdrawn by a message; terminal
 	// EventMessage (Message): the person's message that started the turn,
-	// stored. It is told to the conversation's other sockets (the
-	// Observer), never to the turn's follower, whose client sent it.
+	// stored. It is told to the conversation's subscribers
+	// (Engine.Subscribe), never to the turn's follower, whose client sent
+	// it.
 	EventMessage
 )
+
+var eventKindNames = [...]string{"text", "tool_call", "tool_result", "prompt", "reply", "failed", "cancelled", "message"}
+
+// String is the kind's name: text, tool_call, tool_result, prompt, reply,
+// failed, cancelled or message.
+func (k EventKind) String() string {
+	if k >= 0 && int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
 
 // Event is one thing a turn tells its follower.
 type Event struct {
@@ -34,6 +50,8 @@ type Event struct {
 	// on; "" in a turn's first run. A socket shown a card as it joined
 	// tells by it what is news.
 	After string
+
+	follower Follower // the turn's follower when it was told (ToldTo)
 }
 
 // Reply is a finished turn's answer.
@@ -68,31 +86,6 @@ type Follower interface {
 	// it follows nothing or follows the parked turn t continues; false
 	// when it is busy with another turn.
 	Adopt(t *Turn, parkID string) bool
-}
-
-// An Observer is told every event of every turn the engine runs, whoever
-// follows the turn (or nobody), and every park the engine takes: the server
-// shows them to the conversation's other sockets, in this process and, on a
-// shared store, in the others.
-//
-// It is called while the turn's events are ordered (under the turn's own
-// lock), so it must not call the engine back; lock order: the turn's, then
-// the observer's, then a follower's.
-type Observer interface {
-	// TurnEvent is an event of a turn on conversation conv, and for a
-	// prompt the call chunk shown with it; f, the turn's follower (nil:
-	// none), has been told already. The event comes by value: a turn tells
-	// dozens (a token each), and a slice of them passed through this
-	// interface was a heap allocation each.
-	TurnEvent(conv string, f Follower, ev Event, chunk ...Event)
-	// ParkTaken says park id of conv was answered, expired, cancelled,
-	// withdrawn or replaced here: a follower that shows it elsewhere lets
-	// go of it (Engine.ReleasePark).
-	ParkTaken(conv, id string)
-	// CapabilitiesChanged says conv's capabilities were declared anew here
-	// (Engine.SetSupports): a turn of it parked elsewhere reads the
-	// conversation again when it resumes (Engine.CapabilitiesChanged).
-	CapabilitiesChanged(conv string)
 }
 
 // ParkOutcome is a follower's answer to Park.

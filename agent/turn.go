@@ -39,8 +39,8 @@ type Turn struct {
 	cancelled atomic.Bool             // by the person, not by a lost lease or a drain
 
 	// emitMu orders the turn's events for its follower and the engine's
-	// observer, and keeps every event after a cancel from either; lock
-	// order: emitMu, then the observer's, then the follower's.
+	// stream, and keeps every event after a cancel from either; lock
+	// order: emitMu, then the follower's or the stream's.
 	emitMu sync.Mutex
 
 	leaseMu sync.Mutex
@@ -315,7 +315,7 @@ func (t *Turn) emit(ev Event) { t.tell(ev, false) }
 
 func (t *Turn) finish(ev Event) { t.tell(ev, true) }
 
-// tell gives an event to the follower, then to the observer; nothing after
+// tell gives an event to the follower, then to the stream; nothing after
 // a cancel.
 func (t *Turn) tell(ev Event, last bool) {
 	ev.RequestID, ev.After = t.requestID, t.after
@@ -342,7 +342,7 @@ func (t *Turn) tell(ev Event, last bool) {
 }
 
 // markCancelled marks the turn cancelled by a person and tells the
-// observer (and, when tellFollower, the follower) its cancelled event: the
+// stream (and, when tellFollower, the follower) its cancelled event: the
 // last anyone hears of it, once.
 func (t *Turn) markCancelled(tellFollower bool) {
 	t.emitMu.Lock()
@@ -904,7 +904,7 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
 }
 
-// showPrompt tells the observer a park's prompt; the follower, if any, has
+// showPrompt tells the stream a park's prompt; the follower, if any, has
 // shown it.
 func (t *Turn) showPrompt(prompt []Event) {
 	t.emitMu.Lock()

@@ -152,7 +152,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		c.mu.Unlock()
 		shown = c.srv.engine.Reattach(ctx, c, sess, conv, busy)
 	}
-	c.srv.hub.open(c, conv.ID, shown)
+	c.openWatch(conv.ID, shown)
 }
 
 // findConversation loads the conversation a client's id names, in any of

@@ -26,7 +26,7 @@ type conn struct {
 	ip        string                         // the client's address
 	sessions  map[string]*store.Session      // the sessions this connection created, read by its reader only
 	made      map[string]*store.Conversation // the conversations it made and sent no message to yet, read by its reader only
-	watching  map[string]bool                // the conversations it has sessions on, read by its reader only
+	watching  map[string]*watch              // the conversations it has sessions on, read by its reader only
 	frames    *rate.Limiter                  // the frames it may send
 	keepTurns bool                           // its turns outlive it (keepTurns), read by its reader only
 	ext       atomic.Uint32                  // the extensions it asked for (asked)
@@ -99,9 +99,7 @@ func (c *conn) serve(ctx context.Context) {
 		if t != nil {
 			c.srv.engine.Detach(t, draining || c.keepTurns)
 		}
-		for conv := range c.watching {
-			c.srv.hub.unwatch(c, conv)
-		}
+		c.unwatchAll()
 		c.closeQueue()
 		<-c.writerDone
 	}()
@@ -203,20 +201,6 @@ func (c *conn) send(ev event) {
 
 // sendFrame queues an encoded frame.
 func (c *conn) sendFrame(data []byte) { c.send(event{raw: data}) }
-
-// watch has the connection follow conversation conv's turns, whoever runs
-// them; what comes is held until the connection opens the watch
-// (hub.open).
-func (c *conn) watch(conv string) {
-	if c.watching[conv] {
-		return
-	}
-	if c.watching == nil {
-		c.watching = map[string]bool{}
-	}
-	c.watching[conv] = true
-	c.srv.hub.watch(c, conv)
-}
 
 func (c *conn) enqueueLocked(ev event) {
 	if c.closed {

@@ -93,12 +93,9 @@ type Server struct {
 	log      *slog.Logger
 	clock    clockwork.Clock
 	engine   *agent.Engine
-	hub      *hub
 	frames   *clientLimits // by client, across its connections
 	creates  *clientLimits // conversations created, by client
 	draining atomic.Bool
-	stopHub  context.CancelFunc
-	hubDone  chan struct{}
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
@@ -148,27 +145,16 @@ func New(cfg Config) (*Server, error) {
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, clock: clock, conns: map[*conn]struct{}{}, hubDone: make(chan struct{}),
+	s := &Server{cfg: cfg, log: cfg.Logger, clock: clock, conns: map[*conn]struct{}{},
 		frames: newClientLimits(cfg.ClientFrameRate, cfg.ClientFrameBurst), creates: newClientLimits(cfg.ConversationRate, cfg.ConversationBurst)}
-	var bus store.Notifier
-	if shared, ok := cfg.Store.(store.Shared); ok {
-		bus = shared.Notifier()
-	}
-	s.hub = newHub(s, bus)
 	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
 		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
-		KeepParksOnDrain: cfg.KeepParksOnDrain, Observer: s.hub, Clock: cfg.Clock, Logger: cfg.Logger,
+		KeepParksOnDrain: cfg.KeepParksOnDrain, Clock: cfg.Clock, Logger: cfg.Logger,
 		TracerProvider: cfg.TracerProvider, Metrics: cfg.Metrics, AgentName: cfg.AgentName})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.engine = eng
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopHub = cancel
-	go func() {
-		defer close(s.hubDone)
-		s.hub.run(ctx)
-	}()
 	return s, nil
 }
 
@@ -258,10 +244,10 @@ func (s *Server) Connections() int {
 	return len(s.conns)
 }
 
-// FanOutReady waits until the server hears the notes of the other
-// processes that share its store (it hears its own through the store), or
-// ctx ends; at once when the store is not shared.
-func (s *Server) FanOutReady(ctx context.Context) error { return s.hub.ready(ctx) }
+// FanOutReady waits until the server hears the turns of the other
+// processes that share its store (Engine.RelayReady), or ctx ends; at once
+// when the store is not shared.
+func (s *Server) FanOutReady(ctx context.Context) error { return s.engine.RelayReady(ctx) }
 
 // Shutdown drains: new upgrades get 503; each connection stops taking
 // frames, its parks resolve no_response (unless KeepParksOnDrain), its
@@ -283,19 +269,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	err := s.engine.Shutdown(ctx)
-	s.closeHub()
-	return err
+	return s.engine.Shutdown(ctx)
 }
 
 // Close stops the engine's loop and the fan-out to other processes.
 // Connections are closed by the HTTP server's own shutdown or by Shutdown.
-func (s *Server) Close() {
-	s.engine.Close()
-	s.closeHub()
-}
-
-func (s *Server) closeHub() {
-	s.stopHub()
-	<-s.hubDone
-}
+func (s *Server) Close() { s.engine.Close() }

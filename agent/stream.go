@@ -1,0 +1,489 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kindkit/kindkit/store"
+)
+
+// Subscribe has fn told conversation conv's events, in order: first what
+// the turn that runs there has said so far (its catch-up; a parked turn
+// has none, its card is in the store), then every event of its turns from
+// then on, whoever runs them (this process or, on a store that processes
+// share, another: the relay carries them), until stop is called or ctx
+// ends. A turn's events are the same for every subscriber.
+//
+// fn is called in order, never concurrently for one subscription, while
+// the stream holds its lock: it must not block, and must not call the
+// engine. A subscriber that follows a turn itself (its Follower) skips
+// the events it was told already (Event.ToldTo).
+func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (stop func()) {
+	sub := &subscription{conv: conv, fn: fn}
+	e.stream.add(sub)
+	stopAfter := context.AfterFunc(ctx, func() { e.stream.remove(sub) })
+	return func() {
+		stopAfter()
+		e.stream.remove(sub)
+	}
+}
+
+// RelayReady waits until the engine hears its own notes through the
+// relay, so that it hears the other processes' too, or ctx ends; at once
+// when the store is not shared.
+func (e *Engine) RelayReady(ctx context.Context) error { return e.stream.ready(ctx) }
+
+// ToldTo tells whether f, the follower of ev's turn, was told ev already
+// (Follower.Emit, Finish or Park), so that a follower that also subscribes
+// to the turn's conversation skips it.
+func (ev *Event) ToldTo(f Follower) bool { return f != nil && ev.follower == f }
+
+// stream fans the engine's turn events out to the subscribers of their
+// conversation: here at once, and, on a store shared between processes,
+// in the others through the store's notifier (the relay), which also
+// carries the takes of parks and new capabilities. It keeps what the
+// running turn of each conversation has said so far, so a subscriber that
+// joins mid-turn catches up.
+//
+// Lock order: a turn's emitMu, then s.mu, then whatever a subscriber's
+// function takes.
+type stream struct {
+	eng     *Engine
+	origin  string         // this engine's name on its notes
+	self    []byte         // how this engine's notes begin
+	bus     store.Notifier // nil: this process is the only one
+	out     chan note      // notes for the bus, sent in order by publish
+	dropped atomic.Int64   // notes the full queue refused since the last batch
+
+	mu     sync.Mutex
+	topics map[string]*topic        // conversation id → its subscribers and running turn
+	probes map[string]chan struct{} // probe id → closed when the probe came back
+	pruned time.Time                // when topics were last pruned
+}
+
+type subscription struct {
+	conv string
+	fn   func(Event)
+	gone bool // removed; under stream.mu
+}
+
+// A topic is one conversation's subscribers here and what its running
+// turn has said so far.
+type topic struct {
+	subs    map[*subscription]struct{}
+	live    []said    // the running turn's events; nil when none runs
+	size    int       // about the bytes of live
+	dropped bool      // live outgrew its bounds; the catch-up is cut
+	heard   time.Time // its last event
+}
+
+// said is one event of a running turn, with a run of its tokens kept as
+// one text, so that a long reply is one event.
+type said struct {
+	ev     Event
+	tokens []byte // an EventText's run
+}
+
+// A note is a turn's event, or a take, as it travels between processes.
+type note struct {
+	Origin       string      `json:"o"` // first: see receive
+	Conversation string      `json:"c"`
+	Event        *wireEvent  `json:"e,omitempty"`
+	Chunk        []wireEvent `json:"x,omitempty"` // what a prompt shows with it
+	Taken        string      `json:"p,omitempty"` // a park taken by the origin
+	Probe        string      `json:"q,omitempty"` // a note the origin waits to hear itself
+	Declared     bool        `json:"d,omitempty"` // the conversation's capabilities were declared anew
+}
+
+// wireEvent is an Event as the relay carries it: the park without the
+// engine's state of its turn, which only the store needs.
+type wireEvent struct {
+	Kind      EventKind       `json:"k"`
+	RequestID string          `json:"r,omitempty"`
+	After     string          `json:"b,omitempty"`
+	Text      string          `json:"t,omitempty"`
+	Call      *store.ToolCall `json:"l,omitempty"`
+	IsError   bool            `json:"i,omitempty"`
+	Park      *store.Park     `json:"a,omitempty"`
+	Reply     *Reply          `json:"y,omitempty"`
+	Message   *store.Message  `json:"m,omitempty"`
+}
+
+func toWire(ev Event) wireEvent {
+	w := wireEvent{Kind: ev.Kind, RequestID: ev.RequestID, After: ev.After, Text: ev.Text, IsError: ev.IsError, Reply: ev.Reply, Message: ev.Message}
+	if ev.Call != (store.ToolCall{}) {
+		call := ev.Call
+		w.Call = &call
+	}
+	if ev.Park != nil {
+		p := *ev.Park
+		p.Turn, p.LeaseOwner, p.LeaseUntil = nil, "", time.Time{}
+		w.Park = &p
+	}
+	return w
+}
+
+func (w *wireEvent) event() Event {
+	if p := w.Park; p != nil {
+		// What was nil comes as null.
+		p.Turn = nil
+		if string(p.Outcome) == "null" {
+			p.Outcome = nil
+		}
+	}
+	ev := Event{Kind: w.Kind, RequestID: w.RequestID, After: w.After, Text: w.Text, IsError: w.IsError, Park: w.Park, Reply: w.Reply, Message: w.Message}
+	if w.Call != nil {
+		ev.Call = *w.Call
+	}
+	return ev
+}
+
+// valid tells whether an event from elsewhere is one this engine could
+// have told: what a subscriber reads of it is there.
+func (w *wireEvent) valid() bool {
+	switch w.Kind {
+	case EventText, EventToolCall, EventToolResult, EventFailed, EventCancelled:
+		return true
+	case EventPrompt:
+		return w.Park != nil
+	case EventReply:
+		return w.Reply != nil
+	case EventMessage:
+		return w.Message != nil
+	}
+	return false
+}
+
+const (
+	replyRoom     = 256 // bytes a run of tokens starts with
+	maxLiveEvents = 256
+	maxLiveBytes  = 1 << 20
+	busQueue      = 4096 // notes waiting for the bus before new ones are dropped
+	// A turn whose end this process never heard (its notes were lost while
+	// the bus was down) is forgotten after topicIdle without a subscriber.
+	topicIdle = 10 * time.Minute
+)
+
+func newStream(e *Engine, bus store.Notifier) *stream {
+	origin := uuid.NewString()
+	s := &stream{eng: e, origin: origin, self: []byte(`{"o":"` + origin + `"`), bus: bus, topics: map[string]*topic{}, probes: map[string]chan struct{}{}}
+	if bus != nil {
+		s.out = make(chan note, busQueue)
+	}
+	return s
+}
+
+// run carries notes to and from the bus until ctx ends.
+func (s *stream) run(ctx context.Context) {
+	if s.bus == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { s.publish(ctx) })
+	wg.Go(func() { s.listen(ctx) })
+	wg.Wait()
+}
+
+// listen listens to the bus until ctx ends, again after each failure.
+func (s *stream) listen(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for {
+		started := time.Now()
+		err := s.bus.Listen(ctx, s.receive)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(started) > time.Minute {
+			backoff = 100 * time.Millisecond
+		}
+		s.eng.log.Warn("relay: listening to other processes failed; listening again", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// publish sends queued notes in order, as many as are waiting at once,
+// with each run of one turn's tokens as one note.
+func (s *stream) publish(ctx context.Context) {
+	for {
+		var batch []note
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-s.out:
+			batch = append(batch, n)
+		}
+		for more := true; more && len(batch) < 256; {
+			select {
+			case n := <-s.out:
+				if last := &batch[len(batch)-1]; n.isToken() && last.isToken() && n.Conversation == last.Conversation &&
+					n.Event.RequestID == last.Event.RequestID && n.Event.After == last.Event.After {
+					last.Event.Text += n.Event.Text
+				} else {
+					batch = append(batch, n)
+				}
+			default:
+				more = false
+			}
+		}
+		if n := s.dropped.Swap(0); n > 0 {
+			s.eng.log.Warn("relay: the bus was behind; notes to other processes were dropped", "notes", n)
+		}
+		msgs := make([][]byte, 0, len(batch))
+		for _, n := range batch {
+			data, err := json.Marshal(n)
+			if err != nil {
+				s.eng.log.Error("relay: encode note", "err", err)
+				continue
+			}
+			msgs = append(msgs, data)
+		}
+		sendCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := s.bus.Notify(sendCtx, msgs...); err != nil && ctx.Err() == nil {
+			s.eng.log.Warn("relay: notes to other processes lost", "notes", len(msgs), "err", err)
+		}
+		cancel()
+	}
+}
+
+func (n *note) isToken() bool {
+	return n.Event != nil && n.Event.Kind == EventText && len(n.Chunk) == 0
+}
+
+func (s *stream) send(n note) {
+	if s.bus == nil {
+		return
+	}
+	n.Origin = s.origin
+	select {
+	case s.out <- n:
+	default:
+		s.dropped.Add(1) // counted, and logged once the bus takes notes again
+	}
+}
+
+// receive handles a note from the bus. This engine's own notes come back
+// too: they are told apart by their first bytes (Origin is the first
+// field), not decoded, unless they may be a probe.
+func (s *stream) receive(data []byte) {
+	if bytes.HasPrefix(data, s.self) && !bytes.Contains(data, []byte(`"q":`)) {
+		return
+	}
+	var n note
+	if err := json.Unmarshal(data, &n); err != nil || n.Conversation == "" {
+		s.eng.log.Warn("relay: bad note", "bytes", len(data))
+		return
+	}
+	if n.Origin == s.origin {
+		if n.Probe != "" {
+			s.mu.Lock()
+			if done, ok := s.probes[n.Probe]; ok {
+				close(done)
+				delete(s.probes, n.Probe)
+			}
+			s.mu.Unlock()
+		}
+		return
+	}
+	switch {
+	case n.Probe != "":
+	case n.Taken != "":
+		s.eng.claimParked(n.Taken)
+	case n.Declared:
+		s.eng.capabilitiesChanged(n.Conversation)
+	case n.Event != nil && n.Event.valid():
+		var chunk []Event
+		for i := range n.Chunk {
+			if n.Chunk[i].valid() {
+				chunk = append(chunk, n.Chunk[i].event())
+			}
+		}
+		s.deliver(n.Conversation, nil, n.Event.event(), chunk)
+	default:
+		s.eng.log.Warn("relay: bad note", "bytes", len(data))
+	}
+}
+
+// ready waits until this engine hears its own notes through the bus.
+func (s *stream) ready(ctx context.Context) error {
+	if s.bus == nil {
+		return nil
+	}
+	id, done := uuid.NewString(), make(chan struct{})
+	s.mu.Lock()
+	s.probes[id] = done
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.probes, id)
+		s.mu.Unlock()
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.send(note{Conversation: "-", Probe: id})
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// tell publishes an event of a turn of conversation conv (a prompt with
+// the events shown with it) that f, the turn's follower (nil: none), was
+// told already: to the subscribers here, and to the other processes.
+func (s *stream) tell(conv string, f Follower, ev Event, chunk ...Event) {
+	ev.follower = f
+	for i := range chunk {
+		chunk[i].follower = f
+	}
+	s.deliver(conv, f, ev, chunk)
+	if s.bus != nil {
+		w := toWire(ev)
+		n := note{Conversation: conv, Event: &w}
+		for _, c := range chunk {
+			n.Chunk = append(n.Chunk, toWire(c))
+		}
+		s.send(n)
+	}
+}
+
+// declared tells the other processes that conversation conv's
+// capabilities were declared anew here.
+func (s *stream) declared(conv string) { s.send(note{Conversation: conv, Declared: true}) }
+
+// taken tells the other processes that park id of conv was taken here.
+func (s *stream) taken(conv, id string) { s.send(note{Conversation: conv, Taken: id}) }
+
+// deliver gives an event (and what is shown with it) to conv's
+// subscribers here, and keeps it for the catch-up.
+func (s *stream) deliver(conv string, f Follower, ev Event, chunk []Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tp := s.topicLocked(conv)
+	tp.keep(ev)
+	now := time.Now()
+	tp.heard = now
+	if now.Sub(s.pruned) > time.Minute {
+		s.pruneLocked(now)
+	}
+	for sub := range tp.subs {
+		sub.fn(ev)
+		for _, c := range chunk {
+			sub.fn(c)
+		}
+	}
+	if len(tp.subs) == 0 && tp.live == nil {
+		delete(s.topics, conv)
+	}
+}
+
+// topicLocked is conversation conv's topic, made when it has none.
+func (s *stream) topicLocked(conv string) *topic {
+	tp := s.topics[conv]
+	if tp == nil {
+		tp = &topic{subs: map[*subscription]struct{}{}}
+		s.topics[conv] = tp
+	}
+	return tp
+}
+
+// pruneLocked forgets the topics nobody subscribes to whose turn went
+// quiet.
+func (s *stream) pruneLocked(now time.Time) {
+	for conv, tp := range s.topics {
+		if len(tp.subs) == 0 && now.Sub(tp.heard) > topicIdle {
+			delete(s.topics, conv)
+		}
+	}
+	s.pruned = now
+}
+
+// keep records an event of the running turn for the catch-up. A turn that
+// ends or parks leaves nothing to catch up on: a parked turn's card is in
+// the store (Engine.Reattach shows it again).
+func (tp *topic) keep(ev Event) {
+	switch ev.Kind {
+	case EventPrompt, EventReply, EventFailed, EventCancelled:
+		tp.live, tp.size, tp.dropped = nil, 0, false
+		return
+	}
+	if tp.dropped {
+		return
+	}
+	i := len(tp.live) - 1
+	switch {
+	case ev.Kind == EventText && i >= 0 && tp.live[i].ev.Kind == EventText &&
+		tp.live[i].ev.RequestID == ev.RequestID && tp.live[i].ev.After == ev.After && tp.live[i].ev.follower == ev.follower:
+		tp.live[i].tokens = append(tp.live[i].tokens, ev.Text...)
+		tp.size += len(ev.Text)
+	case ev.Kind == EventText:
+		// Room for a short reply at once: grown from a token's few bytes,
+		// the run took an allocation for every doubling.
+		tokens := append(make([]byte, 0, max(replyRoom, len(ev.Text))), ev.Text...)
+		ev.Text = ""
+		tp.live = append(tp.live, said{ev: ev, tokens: tokens})
+		tp.size += len(tokens)
+	default:
+		tp.live = append(tp.live, said{ev: ev})
+		tp.size += eventBytes(&ev)
+	}
+	if len(tp.live) > maxLiveEvents || tp.size > maxLiveBytes {
+		tp.live, tp.size, tp.dropped = []said{}, 0, true
+	}
+}
+
+// eventBytes is about the size of ev, for the catch-up's bound.
+func eventBytes(ev *Event) int {
+	n := 256 + len(ev.Text) + len(ev.Call.Arguments)
+	if ev.Message != nil {
+		n += len(ev.Message.Text)
+	}
+	return n
+}
+
+// add subscribes sub and tells it the catch-up.
+func (s *stream) add(sub *subscription) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tp := s.topicLocked(sub.conv)
+	for i := range tp.live {
+		ev := tp.live[i].ev
+		if ev.Kind == EventText {
+			ev.Text = string(tp.live[i].tokens)
+		}
+		sub.fn(ev)
+	}
+	tp.subs[sub] = struct{}{}
+}
+
+// remove ends sub; once it returns, sub's function is not called again.
+func (s *stream) remove(sub *subscription) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub.gone {
+		return
+	}
+	sub.gone = true
+	tp := s.topics[sub.conv]
+	if tp == nil {
+		return
+	}
+	delete(tp.subs, sub)
+	if len(tp.subs) == 0 && tp.live == nil {
+		delete(s.topics, sub.conv)
+	}
+}

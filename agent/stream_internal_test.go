@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kindkit/kindkit/store"
+)
+
+// The stream knows its own notes by their first bytes, so a note's Origin
+// must stay its first field.
+func TestNoteStartsWithOrigin(t *testing.T) {
+	s := quietEngine().stream
+	data, err := json.Marshal(note{Origin: s.origin, Conversation: "c", Event: &wireEvent{Kind: EventText, Text: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, s.self) {
+		t.Errorf("note %s does not start with %s", data, s.self)
+	}
+}
+
+// FuzzNotes: whatever another process (or anything that can NOTIFY on the
+// database) sends, the relay's receiver takes it without a panic, and a
+// subscriber is told only events it can read.
+func FuzzNotes(f *testing.F) {
+	for _, s := range []string{
+		`{"o":"x","c":"c1","e":{"k":0,"r":"T","t":"hi"}}`,
+		`{"o":"x","c":"c1","e":{"k":4,"r":"T","y":{"MessageID":"m","Text":"done"}}}`,
+		`{"o":"x","c":"c1","e":{"k":3,"r":"T","a":{"ID":"p1","Kind":"choices"}},"x":[{"k":1,"r":"T","l":{"id":"c","name":"n","arguments":"{}"}}]}`,
+		`{"o":"x","c":"c1","e":{"k":4,"r":"T"}}`, `{"o":"x","c":"c1","e":{"k":3}}`, `{"o":"x","c":"c1","e":{"k":7}}`, `{"o":"x","c":"c1","e":{"k":99}}`,
+		`{"o":"x","c":"c1","p":"p1"}`, `{"o":"x","c":"c1","d":true}`, `{"o":"x","c":"-","q":"probe"}`, `{}`, `null`, `[]`, `{"c":5}`, `{"o":"x","c":"c1","x":[1,2]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	e := quietEngine()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		stop := e.Subscribe(context.Background(), "c1", func(ev Event) {
+			switch {
+			case ev.Kind == EventPrompt && ev.Park == nil, ev.Kind == EventReply && ev.Reply == nil, ev.Kind == EventMessage && ev.Message == nil:
+				t.Errorf("told %+v, which has nothing to read", ev)
+			}
+		})
+		defer stop()
+		e.stream.receive(data)
+	})
+}
+
+// A subscriber that joins mid-turn is told first what the turn said so
+// far (a run of tokens as one text), then what comes; a turn that parked
+// leaves nothing to catch up on.
+func TestCatchUp(t *testing.T) {
+	e := quietEngine()
+	call := Event{Kind: EventToolCall, RequestID: "T", Call: store.ToolCall{ID: "c1", Name: "lookup", Arguments: `{"q":"x"}`}}
+	e.stream.tell("c1", nil, call)
+	e.stream.tell("c1", nil, Event{Kind: EventText, RequestID: "T", Text: "Hel"})
+	e.stream.tell("c1", nil, Event{Kind: EventText, RequestID: "T", Text: "lo"})
+	var late recorder
+	defer e.Subscribe(context.Background(), "c1", late.hear)()
+	e.stream.tell("c1", nil, Event{Kind: EventText, RequestID: "T", Text: "!"})
+	want := []Event{call, {Kind: EventText, RequestID: "T", Text: "Hello"}, {Kind: EventText, RequestID: "T", Text: "!"}}
+	if diff := cmp.Diff(want, late.all(), cmpopts.IgnoreUnexported(Event{})); diff != "" {
+		t.Errorf("late subscriber (-want +got):\n%s", diff)
+	}
+
+	e.stream.tell("c1", nil, Event{Kind: EventPrompt, RequestID: "T", Park: &store.Park{ID: "p1"}}, call)
+	var after recorder
+	defer e.Subscribe(context.Background(), "c1", after.hear)()
+	if got := after.all(); len(got) != 0 {
+		t.Errorf("after the turn parked, the catch-up is %+v, want none", got)
+	}
+}
+
+// What one engine tells goes to the subscribers of the other engines on
+// the store through the relay, in order, the prompt with what it shows,
+// without the engine's state of the turn; the engine's own notes are not
+// told twice.
+func TestRelay(t *testing.T) {
+	bus := &loopBus{}
+	here, there := quietEngine(bus).stream, quietEngine(bus).stream
+	bus.streams = []*stream{here, there}
+	var heard, own recorder
+	defer there.eng.Subscribe(context.Background(), "c1", heard.hear)()
+	defer here.eng.Subscribe(context.Background(), "c1", own.hear)()
+
+	park := &store.Park{ID: "p1", Kind: "choices", Spec: json.RawMessage(`{"q":1}`), Turn: json.RawMessage(`{"v":1,"secret":"state"}`), LeaseOwner: "me"}
+	call := Event{Kind: EventToolCall, RequestID: "T", Call: store.ToolCall{ID: "c1", Name: "raise", Arguments: `{}`}}
+	told := []Event{
+		{Kind: EventMessage, RequestID: "T", Message: &store.Message{ID: "m1", Text: "hi"}},
+		{Kind: EventText, RequestID: "T", Text: "Let me ask."},
+		{Kind: EventPrompt, RequestID: "T", Park: park},
+		call,
+	}
+	here.tell("c1", nil, told[0])
+	here.tell("c1", nil, told[1])
+	here.tell("c1", nil, told[2], call)
+	for range 3 { // the prompt and its call are one note
+		bus.flush(t, here)
+	}
+	wantPark := *park
+	wantPark.Turn, wantPark.LeaseOwner = nil, ""
+	want := []Event{told[0], told[1], {Kind: EventPrompt, RequestID: "T", Park: &wantPark}, call}
+	if diff := cmp.Diff(want, heard.all(), cmpopts.IgnoreUnexported(Event{})); diff != "" {
+		t.Errorf("the other engine's subscriber (-want +got):\n%s", diff)
+	}
+	if got := len(own.all()); got != len(told) {
+		t.Errorf("this engine's subscriber was told %d events, want %d, once each", got, len(told))
+	}
+}
+
+type recorder struct {
+	mu  sync.Mutex
+	evs []Event
+}
+
+func (r *recorder) hear(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, ev)
+}
+
+func (r *recorder) all() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.evs...)
+}
+
+// loopBus is a notifier whose notes every stream on it receives when the
+// test flushes them.
+type loopBus struct{ streams []*stream }
+
+func (*loopBus) Notify(context.Context, ...[]byte) error              { return nil }
+func (*loopBus) Listen(ctx context.Context, _ func(msg []byte)) error { <-ctx.Done(); return ctx.Err() }
+
+// flush carries the oldest note from's queue to every stream.
+func (b *loopBus) flush(t *testing.T, from *stream) {
+	t.Helper()
+	n := <-from.out
+	data, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range b.streams {
+		s.receive(data)
+	}
+}
+
+// quietEngine is an engine that runs no loop, for the stream's tests, on
+// bus (none: nil).
+func quietEngine(bus ...store.Notifier) *Engine {
+	e := &Engine{log: slog.New(slog.DiscardHandler), parked: map[string]*Turn{}}
+	var b store.Notifier
+	if len(bus) > 0 {
+		b = bus[0]
+	}
+	e.stream = newStream(e, b)
+	return e
+}

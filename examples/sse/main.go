@@ -1,0 +1,253 @@
+// Sse serves kindkit's turn engine over plain HTTP and server-sent events,
+// a second transport beside the WebSocket protocol of package server,
+// built only on the engine's exported API: a client creates a
+// conversation, listens to its events, sends a message, and answers the
+// card the turn parks on. On a store that processes share, every process
+// streams every turn.
+//
+//	go run ./examples/sse -store sqlite:/tmp/sse.db
+//	curl -X POST localhost:8090/conversations -d '{"supports":["choice_chips"]}'
+//	curl -N localhost:8090/conversations/CONVERSATION/events
+//	curl -X POST localhost:8090/sessions/SESSION/messages -d '{"text":"Compare your plans"}'
+//	curl -X POST localhost:8090/sessions/SESSION/answers -d '{"interactionId":"ID","values":{…}}'
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/demo"
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/dsn"
+)
+
+// handler is the transport: four routes over an engine and its store.
+type handler struct {
+	eng *agent.Engine
+	st  store.Store
+}
+
+func newHandler(eng *agent.Engine, st store.Store) http.Handler {
+	h := &handler{eng: eng, st: st}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /conversations", h.create)
+	mux.HandleFunc("GET /conversations/{id}/events", h.events)
+	mux.HandleFunc("POST /sessions/{id}/messages", h.send)
+	mux.HandleFunc("POST /sessions/{id}/answers", h.answer)
+	return mux
+}
+
+func (h *handler) create(w http.ResponseWriter, r *http.Request) {
+	var in struct{ Supports []string }
+	if !decode(w, r, &in) {
+		return
+	}
+	conv := &store.Conversation{ID: uuid.NewString(), Supports: in.Supports, CreatedAt: time.Now().UTC()}
+	sess := &store.Session{ID: uuid.NewString(), ConversationID: conv.ID}
+	if err := h.st.CreateConversation(r.Context(), conv, sess); err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusCreated, map[string]string{"conversationId": conv.ID, "sessionId": sess.ID})
+}
+
+// events streams the conversation's events until the client goes away;
+// a client that does not keep up is cut off, and may listen again.
+func (h *handler) events(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	events := make(chan agent.Event, 256)
+	defer h.eng.Subscribe(ctx, r.PathValue("id"), func(ev agent.Event) {
+		select {
+		case events <- ev:
+		default:
+			cancel() // lagging: never block the turn
+		}
+	})()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-events:
+			data, err := json.Marshal(wireEvent(ev))
+			if err != nil {
+				return
+			}
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, data); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+// sseEvent is an event's data on the wire.
+type sseEvent struct {
+	RequestID string          `json:"requestId"`
+	After     string          `json:"after,omitempty"` // the card this run resumed from
+	Text      string          `json:"text,omitempty"`
+	Call      *store.ToolCall `json:"call,omitempty"`
+	IsError   bool            `json:"isError,omitempty"`
+	Card      *card           `json:"card,omitempty"`
+	Reply     string          `json:"reply,omitempty"`
+}
+
+type card struct {
+	InteractionID string          `json:"interactionId"`
+	Kind          string          `json:"kind,omitempty"` // none: a write confirmation
+	Spec          json.RawMessage `json:"spec,omitempty"`
+	Reason        string          `json:"reason,omitempty"`
+}
+
+func wireEvent(ev agent.Event) sseEvent {
+	out := sseEvent{RequestID: ev.RequestID, After: ev.After, Text: ev.Text, IsError: ev.IsError}
+	switch {
+	case ev.Park != nil:
+		out.Card = &card{InteractionID: ev.Park.ID, Kind: ev.Park.Kind, Spec: ev.Park.Spec, Reason: ev.Park.Reason}
+	case ev.Reply != nil:
+		out.Reply = ev.Reply.Text
+	case ev.Message != nil:
+		out.Text = ev.Message.Text
+	case ev.Call.Name != "":
+		out.Call = &ev.Call
+	}
+	return out
+}
+
+func (h *handler) send(w http.ResponseWriter, r *http.Request) {
+	var in struct{ Text string }
+	sess, ok := h.session(w, r, &in)
+	if !ok {
+		return
+	}
+	switch _, err := h.st.PendingPark(r.Context(), sess.ConversationID); {
+	case err == nil:
+		http.Error(w, "a card waits for its answer", http.StatusConflict)
+		return
+	case !errors.Is(err, store.ErrNotFound):
+		fail(w, err)
+		return
+	}
+	t, err := h.eng.Send(r.Context(), nil, sess, uuid.NewString(), in.Text)
+	if errors.Is(err, agent.ErrTurnInProgress) {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	t.Start(in.Text)
+	reply(w, http.StatusAccepted, map[string]string{"requestId": t.RequestID()})
+}
+
+func (h *handler) answer(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		InteractionID string
+		Values        json.RawMessage
+		Declined      bool
+	}
+	sess, ok := h.session(w, r, &in)
+	if !ok {
+		return
+	}
+	p, err := h.st.PendingPark(r.Context(), sess.ConversationID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ID != in.InteractionID) {
+		http.Error(w, "no such card is waiting", http.StatusConflict)
+		return
+	}
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	taken, err := h.eng.Submit(r.Context(), nil, sess, p, nil, agent.Answer{Values: in.Values, Declined: in.Declined}, nil)
+	var invalid *agent.InvalidAnswerError
+	switch {
+	case errors.As(err, &invalid):
+		reply(w, http.StatusUnprocessableEntity, invalid.Errors)
+	case err != nil:
+		fail(w, err)
+	case !taken:
+		http.Error(w, "the card was answered already", http.StatusConflict)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// session decodes the request's body into in and loads its session.
+func (h *handler) session(w http.ResponseWriter, r *http.Request, in any) (*store.Session, bool) {
+	if !decode(w, r, in) {
+		return nil, false
+	}
+	sess, err := h.st.Session(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		http.NotFound(w, r)
+		return nil, false
+	}
+	if err != nil {
+		fail(w, err)
+		return nil, false
+	}
+	return sess, true
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(v); err != nil {
+		http.Error(w, "invalid JSON: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, err error) {
+	log.Printf("sse: %v", err)
+	http.Error(w, "internal error", http.StatusInternalServerError)
+}
+
+func main() {
+	addr := flag.String("addr", "localhost:8090", "listen address")
+	dsnFlag := flag.String("store", "memory", "memory, sqlite:PATH or postgres://…")
+	flag.Parse()
+	ctx := context.Background()
+	st, closeStore, err := dsn.Open(ctx, *dsnFlag, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer closeStore()
+	catalog, err := kinds.All()
+	if err != nil {
+		log.Fatal(err)
+	}
+	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: demo.Model{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Close()
+	log.Printf("sse: listening on http://%s", *addr)
+	log.Fatal(http.ListenAndServe(*addr, newHandler(eng, st)))
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/store/dsn"
+	"github.com/kindkit/kindkit/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const raise = `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to quote"}`
+
+// The whole cycle over HTTP and SSE: send, the card, an invalid answer,
+// the answer, the reply; each event once and in order.
+func TestCycle(t *testing.T) {
+	for name, open := range stores() {
+		t.Run(name, func(t *testing.T) {
+			url := open(t)
+			srv := process(t, url)
+			ids := post(t, srv, "/conversations", `{"supports":["choice_chips"]}`, http.StatusCreated)
+			events := listen(t, srv, ids["conversationId"])
+			post(t, srv, "/sessions/"+ids["sessionId"]+"/messages", `{"text":"Compare your plans"}`, http.StatusAccepted)
+			prompt := until(t, events, "prompt")
+			post(t, srv, "/sessions/"+ids["sessionId"]+"/messages", `{"text":"hello?"}`, http.StatusConflict)
+			answer := `{"interactionId":"` + prompt.Card.InteractionID + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`
+			post(t, srv, "/sessions/"+ids["sessionId"]+"/answers", strings.Replace(answer, "Pro", "Gold", 1), http.StatusUnprocessableEntity)
+			post(t, srv, "/sessions/"+ids["sessionId"]+"/answers", answer, http.StatusNoContent)
+			post(t, srv, "/sessions/"+ids["sessionId"]+"/answers", answer, http.StatusConflict)
+			until(t, events, "reply")
+			if got, want := events.kinds(), []string{"message", "prompt", "tool_call", "tool_result", "text", "reply"}; !slices.Equal(got, want) {
+				t.Errorf("events %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// Two processes on one PostgreSQL database: a turn sent to one and
+// answered on the other streams to the subscribers of both, the same
+// events in the same order.
+func TestTwoProcesses(t *testing.T) {
+	url := storetest.PostgresDB(t)
+	a, b := process(t, url), process(t, url)
+	ids := post(t, a, "/conversations", `{"supports":["choice_chips"]}`, http.StatusCreated)
+	onA, onB := listen(t, a, ids["conversationId"]), listen(t, b, ids["conversationId"])
+	post(t, a, "/sessions/"+ids["sessionId"]+"/messages", `{"text":"Compare your plans"}`, http.StatusAccepted)
+	prompt := until(t, onA, "prompt")
+	until(t, onB, "tool_call") // the card's call, shown with it
+	post(t, b, "/sessions/"+ids["sessionId"]+"/answers",
+		`{"interactionId":"`+prompt.Card.InteractionID+`","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`, http.StatusNoContent)
+	until(t, onA, "reply")
+	until(t, onB, "reply")
+	if !slices.Equal(onA.lines(), onB.lines()) {
+		t.Errorf("the processes streamed different events:\n%s\n---\n%s", strings.Join(onA.lines(), "\n"), strings.Join(onB.lines(), "\n"))
+	}
+	if got, want := onA.kinds(), []string{"message", "prompt", "tool_call", "tool_result", "text", "reply"}; !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+func stores() map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "sse.db") },
+		"postgres": func(t *testing.T) string { return storetest.PostgresDB(t) },
+	}
+}
+
+// process is one kindkit process on the store url names, serving the
+// transport, with a model that raises a choices card and then replies.
+func process(t *testing.T, url string) *httptest.Server {
+	t.Helper()
+	ctx := context.Background()
+	st, closeStore, err := dsn.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "request_choices", Arguments: raise}, {Kind: "text", Text: "Pro it is."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: model, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newHandler(eng, st))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		eng.Shutdown(ctx)
+		closeStore()
+	})
+	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := eng.RelayReady(readyCtx); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func post(t *testing.T, srv *httptest.Server, path, body string, want int) map[string]string {
+	t.Helper()
+	resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("POST %s: %d %s, want %d", path, resp.StatusCode, data, want)
+	}
+	var out map[string]string
+	json.Unmarshal(data, &out)
+	return out
+}
+
+// stream is what one SSE client has read.
+type stream struct {
+	events chan heard
+	read   []heard
+}
+
+type heard struct {
+	kind string
+	data sseEvent
+}
+
+// listen subscribes to conversation conv's events, and returns once the
+// subscription is made.
+func listen(t *testing.T, srv *httptest.Server, conv string) *stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/conversations/"+conv+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stream{events: make(chan heard, 64)}
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(resp.Body)
+		var h heard
+		for sc.Scan() {
+			line := sc.Bytes()
+			switch {
+			case bytes.HasPrefix(line, []byte("event: ")):
+				h.kind = string(line[len("event: "):])
+			case bytes.HasPrefix(line, []byte("data: ")):
+				json.Unmarshal(line[len("data: "):], &h.data)
+			case len(line) == 0 && h.kind != "":
+				s.events <- h
+				h = heard{}
+			}
+		}
+	}()
+	return s
+}
+
+// until reads events up to the first of kind. A run of a turn's text is
+// kept as one: how it is cut into events is the model's and the relay's.
+func until(t *testing.T, s *stream, kind string) sseEvent {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case h := <-s.events:
+			if n := len(s.read); h.kind == "text" && n > 0 && s.read[n-1].kind == "text" {
+				s.read[n-1].data.Text += h.data.Text
+				continue
+			}
+			s.read = append(s.read, h)
+			if h.kind == kind {
+				return h.data
+			}
+		case <-timeout:
+			t.Fatalf("no %s event; read %v", kind, s.kinds())
+		}
+	}
+}
+
+func (s *stream) kinds() []string {
+	var out []string
+	for _, h := range s.read {
+		out = append(out, h.kind)
+	}
+	return out
+}
+
+func (s *stream) lines() []string {
+	var out []string
+	for _, h := range s.read {
+		data, _ := json.Marshal(h.data)
+		out = append(out, h.kind+" "+string(data))
+	}
+	return out
+}
+
