@@ -655,6 +655,40 @@ func (e *Engine) Cancel(ctx context.Context, t *Turn) {
 	}
 }
 
+// CancelTurn stops turn requestID of conversation conv while it runs, in
+// this process or, through the relay, in another: the person stopped it
+// from somewhere other than where it was sent (another tab, a page
+// reloaded mid-reply). It ends as Cancel ends it: its follower, if any,
+// and every subscriber hear its cancelled event, and it stops being owed.
+// A turn that has finished, or parked (whoever shows the card cancels it
+// with Cancel), is left as it is.
+func (e *Engine) CancelTurn(conv, requestID string) {
+	if requestID == "" || e.cancelHere(conv, requestID) {
+		return
+	}
+	e.stream.cancel(conv, requestID)
+}
+
+// cancelHere cancels turn requestID of conv if it runs here; false when
+// it does not.
+func (e *Engine) cancelHere(conv, requestID string) bool {
+	var t *Turn
+	e.mu.Lock()
+	for _, lt := range e.leased {
+		if lt.session.ConversationID == conv && lt.requestID == requestID {
+			t = lt
+			break
+		}
+	}
+	e.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	t.markCancelled(true)
+	t.cancel()
+	return true
+}
+
 // withdrawnResult is the parked call's result when the person wrote a
 // message instead of answering: the model reads what happened.
 const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new message instead of answering; this request was withdrawn."}`

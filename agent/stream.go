@@ -99,6 +99,7 @@ type note struct {
 	Taken        string      `json:"p,omitempty"` // a park taken by the origin
 	Probe        string      `json:"q,omitempty"` // a note the origin waits to hear itself
 	Declared     bool        `json:"d,omitempty"` // the conversation's capabilities were declared anew
+	Cancel       string      `json:"s,omitempty"` // a turn to stop where it runs (Engine.CancelTurn)
 }
 
 // wireEvent is an Event as the relay carries it: the park without the
@@ -301,6 +302,8 @@ func (s *stream) receive(data []byte) {
 		s.eng.claimParked(n.Taken)
 	case n.Declared:
 		s.eng.capabilitiesChanged(n.Conversation)
+	case n.Cancel != "":
+		s.eng.cancelHere(n.Conversation, n.Cancel)
 	case n.Event != nil && n.Event.valid():
 		var chunk []Event
 		for i := range n.Chunk {
@@ -364,6 +367,9 @@ func (s *stream) tell(conv string, f Follower, ev Event, chunk ...Event) {
 // declared tells the other processes that conversation conv's
 // capabilities were declared anew here.
 func (s *stream) declared(conv string) { s.send(note{Conversation: conv, Declared: true}) }
+
+// cancel asks the other processes to stop turn requestID of conv.
+func (s *stream) cancel(conv, requestID string) { s.send(note{Conversation: conv, Cancel: requestID}) }
 
 // taken tells the other processes that park id of conv was taken here.
 func (s *stream) taken(conv, id string) { s.send(note{Conversation: conv, Taken: id}) }

@@ -37,6 +37,8 @@ type Turn struct {
 	state     turnState
 	parked    atomic.Pointer[waiting] // set while parked
 	cancelled atomic.Bool             // by the person, not by a lost lease or a drain
+	finished  bool                    // its terminal event was told; under emitMu
+	ended     chan struct{}           // closed when its run ended (end ran), or did not start
 
 	// emitMu orders the turn's events for its follower and the engine's
 	// stream, and keeps every event after a cancel from either; lock
@@ -119,6 +121,9 @@ func (e *Engine) send(ctx context.Context, f Follower, sess *store.Session, firs
 	record := &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: sess.ConversationID, SessionID: sess.ID,
 		State: store.ParkRunning, Turn: t.state.encode(), Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
 	ok, err := e.cfg.Store.StartTurn(ctx, msg, record, first)
+	if err == nil && !ok && e.awaitCancelled(ctx, sess.ConversationID) {
+		ok, err = e.cfg.Store.StartTurn(ctx, msg, record, first)
+	}
 	if err != nil || !ok {
 		t.cancel()
 		return nil, cmp.Or(err, ErrTurnInProgress)
@@ -133,9 +138,36 @@ func (e *Engine) send(ctx context.Context, f Follower, sess *store.Session, firs
 	return t, nil
 }
 
+// awaitCancelled waits for the run of a turn of conv that was cancelled
+// here, and is still owed until its run ends, to end; false when there is
+// none. The person who stopped a turn may send the next message at once.
+func (e *Engine) awaitCancelled(ctx context.Context, conv string) bool {
+	var t *Turn
+	e.mu.Lock()
+	for _, lt := range e.leased {
+		if lt.session.ConversationID == conv && lt.cancelled.Load() {
+			t = lt
+			break
+		}
+	}
+	e.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	// Bounded: a host tool that does not heed its context keeps the run
+	// going, and the message then gets ErrTurnInProgress.
+	select {
+	case <-t.ended:
+		return true
+	case <-ctx.Done():
+	case <-e.clock.After(e.cfg.LeaseTimeout):
+	}
+	return false
+}
+
 func (e *Engine) newTurn(f Follower, sess *store.Session, state turnState) *Turn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Turn{eng: e, follower: f, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state}
+	return &Turn{eng: e, follower: f, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state, ended: make(chan struct{})}
 }
 
 // RequestID names the turn on the wire.
@@ -198,6 +230,7 @@ func (t *Turn) userMessage(text string) *store.Message {
 // turn owed a reply stays owed for the next process, any other fails.
 func (t *Turn) goRun(fn func()) {
 	if !t.eng.runStarts() {
+		defer close(t.ended)
 		t.eng.log.Warn("turn not run: the engine is shutting down", "requestId", t.requestID)
 		if _, owed := t.heldLease(); owed {
 			t.stop()
@@ -209,6 +242,7 @@ func (t *Turn) goRun(fn func()) {
 	}
 	t.eng.workers.run(func() {
 		defer t.eng.turns.Done()
+		defer close(t.ended)
 		defer t.end()
 		t.startRun()
 		defer t.endRun()
@@ -325,6 +359,7 @@ func (t *Turn) tell(ev Event, last bool) {
 		return
 	}
 	if last {
+		t.finished = true
 		t.outcome = OutcomeFailed
 		if ev.Kind == EventReply {
 			t.outcome = OutcomeReply
@@ -347,7 +382,7 @@ func (t *Turn) tell(ev Event, last bool) {
 func (t *Turn) markCancelled(tellFollower bool) {
 	t.emitMu.Lock()
 	defer t.emitMu.Unlock()
-	if t.cancelled.Swap(true) {
+	if t.finished || t.cancelled.Swap(true) {
 		return
 	}
 	t.eng.metrics.TurnFinished(OutcomeCancelled)

@@ -439,7 +439,14 @@ func (c *conn) cancelTurn(ctx context.Context, f *frame) {
 	t := c.active
 	if t == nil {
 		c.mu.Unlock()
-		return // nothing to cancel: nothing is sent
+		if c.asked(extSharedTurns) {
+			// Another socket's turn, which this one sees: stopped where it
+			// runs, and its cancelled event comes through the stream.
+			for conv := range c.watching {
+				c.srv.engine.CancelTurn(conv, f.RequestID)
+			}
+		}
+		return // nothing of this socket's to cancel: nothing is sent
 	}
 	c.active = nil
 	requestID := t.RequestID()

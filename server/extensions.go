@@ -25,6 +25,13 @@ const (
 	// user_message event, so it shows what was sent and not only the
 	// reply to it.
 	ExtUserMessages = "kindkit.user_messages"
+	// ExtSharedTurns lets a socket stop the running turn of a conversation
+	// it has a session on that another socket sent (another tab, the page
+	// before a reload): a cancel that names the turn's requestId stops it
+	// wherever it runs, and every socket on the conversation, this one
+	// too, gets its cancelled event. Without it a cancel stops only the
+	// socket's own turn, as the reference has it.
+	ExtSharedTurns = "kindkit.shared_turns"
 )
 
 // extensions is a set of the extensions above.
@@ -33,9 +40,10 @@ type extensions uint32
 const (
 	extHistoryCards extensions = 1 << iota
 	extUserMessages
+	extSharedTurns
 )
 
-var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages}
+var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages, ExtSharedTurns: extSharedTurns}
 
 // declaredExtensions is the set of extensions named in supports.
 func declaredExtensions(supports []string) extensions {

@@ -440,3 +440,57 @@ func testTabsSeeTheMessage(t *testing.T, sender, asked, plain *client) {
 		t.Errorf("a socket that did not ask: %q, %v; want only the turn", text, end)
 	}
 }
+
+// A socket that asked for it stops a turn another socket sent (another
+// tab, the page before a reload), on this process or another: every
+// socket on the conversation gets its cancelled event, the sender's slot
+// is free, and the model is not called again. A socket that did not ask
+// stops only its own turn, as the reference has it.
+func TestStopAnotherSocketsTurn(t *testing.T) {
+	t.Run("one process", func(t *testing.T) {
+		m := servertest.NewStall()
+		_, url := startServer(t, server.Config{Model: m})
+		testStopAnotherSocketsTurn(t, m, dial(t, url), dial(t, url), dial(t, url))
+	})
+	t.Run("two processes", func(t *testing.T) {
+		dsn := storetest.PostgresDB(t)
+		m := servertest.NewStall()
+		a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: m}, nil)
+		b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: servertest.NewStall()}, nil)
+		waitListening(t, a, b)
+		testStopAnotherSocketsTurn(t, m, dial(t, a.WS()), dial(t, b.WS()), dial(t, b.WS()))
+	})
+}
+
+func testStopAnotherSocketsTurn(t *testing.T, m *servertest.Stall, sender, stopper, plain *client) {
+	sid, _, conv := tabs(t, sender, stopper, `["`+server.ExtSharedTurns+`"]`)
+	resumeConversation(plain, conv, "")
+	sender.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
+	sender.Expect("immediate_response")
+	<-m.Said
+	for _, c := range []*client{stopper, plain} {
+		for said := ""; said != "Hello, there"; {
+			said += c.Expect("stream_token")[0]["token"].(string)
+		}
+	}
+
+	plain.Send(`{"action":"cancel","requestId":"T"}`)
+	plain.Send(`{"action":"ping","requestId":"p"}`)
+	plain.Expect("pong") // the turn goes on: nothing came of the cancel
+
+	stopper.Send(`{"action":"cancel","requestId":"T"}`)
+	for name, c := range map[string]*client{"sender": sender, "stopper": stopper, "plain": plain} {
+		ev := nextOf(c, "T")
+		for ev["type"] == "stream_token" {
+			ev = nextOf(c, "T")
+		}
+		if ev["type"] != "cancelled" {
+			t.Errorf("%s: %v, want the turn's cancelled event", name, ev)
+		}
+	}
+	sender.Send(`{"action":"send_message","requestId":"U","sessionId":"` + sid + `","message":"again"}`)
+	if ev := nextOf(sender, "U"); ev["type"] != "immediate_response" || ev["status"] != float64(202) {
+		t.Errorf("the sender after the stop: %v, want its next message taken", ev)
+	}
+	close(m.Release)
+}

@@ -40,3 +40,31 @@ func TestReloadMidReply(t *testing.T) {
 		t.Errorf("the transcript after the reload:\n%s", strings.Join(got, "\n"))
 	}
 }
+
+// After a reload mid-reply the page knows the reply is still being
+// written: Send waits and Stop shows, and Stop stops the turn the page
+// sent before the reload; then the next message goes.
+func TestReloadMidReplyStop(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := servertest.NewStall()
+	defer close(m.Release)
+	p := newPage(t, startBrowser(t))
+	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: m}))
+	p.say("hi", true)
+	<-m.Said
+	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
+
+	p.do("reload", chromedp.Reload())
+	p.waitFor("the reply so far", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
+	p.waitFor("Send waiting and Stop shown", `document.querySelector("#send").disabled && !document.querySelector("#stop").hidden`)
+	p.do("stop", chromedp.Click(chromedp.CSS("#stop"), chromedp.NodeVisible))
+	p.waitFor("the reply stopped", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Stopped.")) && document.querySelector('.typing') === null`)
+	p.waitFor("Stop hidden", `document.querySelector("#stop").hidden`)
+	p.say("are you there?", true)
+	<-m.Said // a second model call: the stopped one made none after its stop
+	p.waitFor("the next reply", `[...document.querySelectorAll('.msg.assistant')].filter(m => m.innerText.includes("Hello, there")).length === 2`)
+}

@@ -215,4 +215,3 @@ func (s *stream) lines() []string {
 	}
 	return out
 }
-

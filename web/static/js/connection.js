@@ -19,9 +19,10 @@ export function wsURL() {
 
 // The kindkit extensions the page uses, asked for by name in supports:
 // the history's ended cards, for their summaries after a reload
-// (server.ExtHistoryCards), and the messages other tabs send
-// (server.ExtUserMessages).
-const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages"];
+// (server.ExtHistoryCards), the messages other tabs send
+// (server.ExtUserMessages), and Stop for a turn another tab sent or this
+// page sent before a reload (server.ExtSharedTurns).
+const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns"];
 
 export function supports() {
   const set = new Set([...Object.values(CARDS).map((c) => c.capability), ...EXTENSIONS]);
@@ -125,5 +126,6 @@ export function updateComposer() {
 
 el.stop.addEventListener("click", () => {
   if (!state.active) return;
-  send({ action: "cancel", requestId: nextId("cancel") });
+  // Named by its requestId: the server stops it wherever it runs.
+  send({ action: "cancel", requestId: state.active });
 });

@@ -4,7 +4,7 @@ import { onConfirmation } from "./confirm.js";
 import { send, setStatus, updateComposer } from "./connection.js";
 import { append, el, h, nextId, save, showNotice, state } from "./core.js";
 import { pastCard, summary } from "./summary.js";
-import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, settleFromHistory } from "./turns.js";
+import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, settleFromHistory, watched } from "./turns.js";
 
 export function handle(m) {
   switch (m.type) {
@@ -77,6 +77,7 @@ function onUserMessage(m) {
   const bubble = userBubble((msg.content && msg.content.text) || "");
   state.sentElsewhere.set(msg.id, bubble);
   append(bubble);
+  watched(m.requestId); // its reply comes next: this tab waits for it
 }
 
 export function loadHistory() {

@@ -25,9 +25,16 @@ export function put(t, node) {
 
 // watched is the turn of an event this tab did not ask for: another tab's,
 // or one the server resumed elsewhere. It is shown as it streams.
+// A conversation runs one turn at a time, so while one runs, whoever sent
+// it, this tab waits for it and may stop it (kindkit.shared_turns).
 export function watched(rid) {
   if (!rid || state.pending.has(rid)) return undefined;
-  return state.turns.get(rid) || turnFor(rid);
+  const t = state.turns.get(rid) || turnFor(rid);
+  if (!t.done && !state.active) {
+    state.active = rid;
+    updateComposer();
+  }
+  return t;
 }
 
 // reply is a bubble's block of reply text, drawn from its Markdown.
