@@ -27,6 +27,9 @@ import (
 func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (stop func()) {
 	sub := &subscription{conv: conv, fn: fn}
 	e.stream.add(sub)
+	if ctx.Done() == nil {
+		return func() { e.stream.remove(sub) }
+	}
 	stopAfter := context.AfterFunc(ctx, func() { e.stream.remove(sub) })
 	return func() {
 		stopAfter()
