@@ -642,7 +642,10 @@ func (e *Engine) Cancel(ctx context.Context, t *Turn) {
 		// Cleared here, not by the turn, so a submit racing the cancel
 		// deterministically finds nothing.
 		e.claimParked(id)
-		taken, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled})
+		// The turn's record of its end: what it said before its card.
+		ended := endedMessage(t.session.ConversationID, t.state.Text, false, e.clock.Now())
+		taken, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
+			Messages: []*store.Message{ended}})
 		if err != nil {
 			e.log.Error("cancel park", "interactionId", id, "err", err)
 		}

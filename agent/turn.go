@@ -53,6 +53,11 @@ type Turn struct {
 
 	answeredAt time.Time // when the answer this run resumes with came; zero when none
 
+	// streamed is what the model call under way has said so far, for the
+	// record of a turn that ends before its reply (endedMessage); touched
+	// only by the run's goroutine.
+	streamed strings.Builder
+
 	// Telemetry of the current run, touched only by its goroutine.
 	span       trace.Span // the run's
 	toolSpan   trace.Span // the tool call's that runs, nil between calls
@@ -279,10 +284,21 @@ func (t *Turn) end() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := t.underLease(true, func(l store.Lease) error {
-		return t.eng.cfg.Store.SaveStep(ctx, l, store.Step{Turn: t.state.encode(), Done: true})
+		return t.eng.cfg.Store.SaveStep(ctx, l, store.Step{Turn: t.state.encode(), Done: true,
+			Messages: []*store.Message{t.endedMessage(false)}})
 	}); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 		t.eng.log.Error("cancel owed turn", "requestId", t.requestID, "err", err)
 	}
+}
+
+// endedMessage records that the turn ended without its reply, stopped or
+// failed, with what the person saw of the reply (store.RoleEnded).
+func (t *Turn) endedMessage(failed bool) *store.Message {
+	return endedMessage(t.session.ConversationID, joinSteps(t.state.Text, t.streamed.String()), failed, t.eng.clock.Now())
+}
+
+func endedMessage(conv, said string, failed bool, now time.Time) *store.Message {
+	return &store.Message{ID: uuid.NewString(), ConversationID: conv, Role: store.RoleEnded, Text: said, IsError: failed, CreatedAt: now.UTC()}
 }
 
 func (t *Turn) setLease(l *store.Lease) {
@@ -409,7 +425,8 @@ func (t *Turn) fail(err error) {
 	}
 	t.eng.log.Error("turn failed", "requestId", t.requestID, "err", err)
 	if _, err := t.underLease(true, func(l store.Lease) error {
-		return t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state.encode(), Done: true})
+		return t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state.encode(), Done: true,
+			Messages: []*store.Message{t.endedMessage(true)}})
 	}); err != nil {
 		// The turn stays owed and is tried again by whoever takes it.
 		t.eng.log.Error("end failed turn", "requestId", t.requestID, "err", err)
@@ -522,6 +539,7 @@ func (t *Turn) run() {
 			Knowledge: e.documents(mctx, t.state.Citations),
 		}, func(text string) {
 			if text != "" {
+				t.streamed.WriteString(text)
 				t.emit(Event{Kind: EventText, Text: text})
 			}
 		})
@@ -539,6 +557,7 @@ func (t *Turn) run() {
 			step.ModelPos = &resp.Position
 			conv.ModelPos = resp.Position
 		}
+		t.streamed.Reset()
 		t.state.Text = joinSteps(t.state.Text, resp.Text)
 		t.state.Usage = t.state.Usage.Add(resp.Usage)
 		for i := range resp.ToolCalls {

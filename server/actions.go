@@ -475,7 +475,11 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 			return
 		}
 	}
-	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, []store.Role{store.RoleUser, store.RoleReply}, cursor, pageSize(f.Limit))
+	roles := []store.Role{store.RoleUser, store.RoleReply}
+	if c.asked(extEndedTurns) {
+		roles = append(roles, store.RoleEnded)
+	}
+	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, roles, cursor, pageSize(f.Limit))
 	if errors.Is(err, store.ErrNotFound) && cursor != "" {
 		unknownCursor()
 		return
@@ -503,6 +507,9 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 			"createdAt": m.CreatedAt.UTC().Format(time.RFC3339Nano)}
 		if list := cards[m.ID]; len(list) > 0 {
 			out[i]["interactions"] = list
+		}
+		if m.Role == store.RoleEnded {
+			out[i]["ended"] = map[bool]string{false: "stopped", true: "failed"}[m.IsError]
 		}
 	}
 	var next any
@@ -544,7 +551,7 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before string,
 		byCall[p.ToolCall.ID] = append(byCall[p.ToolCall.ID], p)
 	}
 	catalog := c.srv.cfg.Catalog
-	roles := []store.Role{store.RoleUser, store.RoleReply, store.RoleAssistant, store.RoleTool}
+	roles := []store.Role{store.RoleUser, store.RoleReply, store.RoleAssistant, store.RoleTool, store.RoleEnded}
 	out := map[string][]object{}
 	results := map[string]*store.Message{} // tool call id → its result, seen before its call
 	var turn []object                      // the cards of the turn being read, newest first

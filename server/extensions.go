@@ -32,6 +32,12 @@ const (
 	// too, gets its cancelled event. Without it a cancel stops only the
 	// socket's own turn, as the reference has it.
 	ExtSharedTurns = "kindkit.shared_turns"
+	// ExtEndedTurns has get_conversation_messages list a turn that ended
+	// without its reply, stopped or failed, as an outbound message with
+	// what it had said and an ended field, "stopped" or "failed", so a
+	// page shows it after a reload and may offer to try again. The
+	// reference history leaves such a turn out (PROTOCOL.md §4.9).
+	ExtEndedTurns = "kindkit.ended_turns"
 )
 
 // extensions is a set of the extensions above.
@@ -41,9 +47,11 @@ const (
 	extHistoryCards extensions = 1 << iota
 	extUserMessages
 	extSharedTurns
+	extEndedTurns
 )
 
-var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages, ExtSharedTurns: extSharedTurns}
+var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages, ExtSharedTurns: extSharedTurns,
+	ExtEndedTurns: extEndedTurns}
 
 // declaredExtensions is the set of extensions named in supports.
 func declaredExtensions(supports []string) extensions {

@@ -87,6 +87,17 @@ var allowances = []allowance{
 		},
 	},
 	{
+		name:   "ended on a history message (ConversationMessage)",
+		source: "kindkit's extension " + server.ExtEndedTurns,
+		ext:    server.ExtEndedTurns,
+		allows: func(at found) bool {
+			ap, ok := at.err.ErrorKind.(*kind.AdditionalProperties)
+			loc := at.err.InstanceLocation
+			return at.schema == "actions/get-messages.schema.json" && ok && slices.Equal(ap.Properties, []string{"ended"}) &&
+				len(loc) == 2 && loc[0] == "messages"
+		},
+	},
+	{
 		name:   "interactions on a history message (ConversationMessage)",
 		source: "kindkit's extension " + server.ExtHistoryCards,
 		ext:    server.ExtHistoryCards,

@@ -3,7 +3,11 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,4 +265,71 @@ func TestHistoryCarriesEveryCard(t *testing.T) {
 			Outcome: map[string]any{"status": "submitted", "values": map[string]any{"answers": []any{
 				map[string]any{"header": "Slot", "options": []any{"Wed 14:30"}}}}}}}},
 	})
+}
+
+// endingModel stops mid-reply until cancelled on its first call, fails
+// on its second, and answers on the others.
+type endingModel struct {
+	calls atomic.Int32
+	said  chan struct{}
+}
+
+func (m *endingModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	switch m.calls.Add(1) {
+	case 1:
+		onText("Hello, ")
+		onText("there")
+		m.said <- struct{}{}
+		<-ctx.Done()
+		return agent.ModelResponse{}, ctx.Err()
+	case 2:
+		return agent.ModelResponse{}, errors.New("the model is down")
+	}
+	onText("Fine.")
+	return agent.ModelResponse{Text: "Fine."}, nil
+}
+
+// A turn that ended without its reply, stopped or failed, is in the
+// history of a socket that asked for it, with what it had said; a socket
+// that did not ask gets the reference history, which leaves it out.
+func TestHistoryShowsEndedTurns(t *testing.T) {
+	m := &endingModel{said: make(chan struct{}, 1)}
+	_, url := startServer(t, server.Config{Model: m})
+	c, plain := dial(t, url), dial(t, url)
+	sid, _, conv := tabs(t, c, dial(t, url), `["`+server.ExtEndedTurns+`"]`)
+	resumeConversation(plain, conv, "")
+	c.Send(`{"action":"send_message","requestId":"T1","sessionId":"` + sid + `","message":"one"}`)
+	<-m.said
+	c.Send(`{"action":"cancel","requestId":"T1"}`)
+	for ev := nextOf(c, "T1"); ev["type"] != "cancelled"; ev = nextOf(c, "T1") {
+	}
+	c.Send(`{"action":"send_message","requestId":"T2","sessionId":"` + sid + `","message":"two"}`)
+	for ev := nextOf(c, "T2"); ev["type"] != "error"; ev = nextOf(c, "T2") {
+	}
+	c.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"three"}`)
+	c.Expect("immediate_response")
+	if _, end := c.Turn(); end["type"] != "eventual_response" {
+		t.Fatalf("third turn: %v", end)
+	}
+	history := func(c *client) []string {
+		c.Send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
+		var out []string
+		for _, m := range path(nextOf(c, "h"), "data", "messages").([]any) {
+			msg := m.(map[string]any)
+			line := msg["direction"].(string) + " " + path(msg, "content", "text").(string)
+			if ended, ok := msg["ended"]; ok {
+				line += " (" + ended.(string) + ")"
+			}
+			out = append(out, line)
+		}
+		return out
+	}
+	want := []string{"outbound Fine.", "inbound three", "outbound  (failed)", "inbound two", "outbound Hello, there (stopped)", "inbound one"}
+	if got := history(c); !slices.Equal(got, want) {
+		t.Errorf("history with %s:\n%s\nwant\n%s", server.ExtEndedTurns, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	want = []string{"outbound Fine.", "inbound three", "inbound two", "inbound one"}
+	if got := history(plain); !slices.Equal(got, want) {
+		t.Errorf("reference history:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

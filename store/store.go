@@ -69,6 +69,10 @@ const (
 	RoleAssistant Role = "assistant" // a model response: text and/or tool calls
 	RoleTool      Role = "tool"      // a tool result
 	RoleReply     Role = "reply"     // the full reply of a finished turn, as the person sees it
+	// RoleEnded is a turn that ended without its reply: stopped (Text is
+	// what it had said) or, with IsError, failed. The person's history
+	// may show it; the model never sees it.
+	RoleEnded Role = "ended"
 )
 
 // ToolCall is one tool call of a model response.

@@ -68,3 +68,30 @@ func TestReloadMidReplyStop(t *testing.T) {
 	<-m.Said // a second model call: the stopped one made none after its stop
 	p.waitFor("the next reply", `[...document.querySelectorAll('.msg.assistant')].filter(m => m.innerText.includes("Hello, there")).length === 2`)
 }
+
+// A reply stopped mid-way stays in the page after a reload as what it
+// had said and "Stopped.", with a way to ask again; so does one that
+// failed.
+func TestStoppedReplyAfterReload(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := servertest.NewStall()
+	defer close(m.Release)
+	p := newPage(t, startBrowser(t))
+	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: m}))
+	p.say("hi", true)
+	<-m.Said
+	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
+	p.do("stop", chromedp.Click(chromedp.CSS("#stop"), chromedp.NodeVisible))
+	p.waitFor("stopped, with a retry", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Stopped.") && m.querySelector("button.retry"))`)
+
+	p.do("reload", chromedp.Reload())
+	p.waitFor("the stopped reply from the history",
+		`[...document.querySelectorAll('.history .msg.assistant')].some(m => m.innerText.includes("Hello, there") && m.innerText.includes("Stopped.") && m.querySelector("button.retry"))`)
+	p.do("try again", chromedp.Click(chromedp.CSS(".history button.retry"), chromedp.NodeVisible))
+	<-m.Said // asked again
+	p.waitFor("the message sent again", `[...document.querySelectorAll('.msg.user')].filter(m => m.innerText.includes("hi")).length === 2`)
+}

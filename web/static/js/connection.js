@@ -20,9 +20,10 @@ export function wsURL() {
 // The kindkit extensions the page uses, asked for by name in supports:
 // the history's ended cards, for their summaries after a reload
 // (server.ExtHistoryCards), the messages other tabs send
-// (server.ExtUserMessages), and Stop for a turn another tab sent or this
-// page sent before a reload (server.ExtSharedTurns).
-const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns"];
+// (server.ExtUserMessages), Stop for a turn another tab sent or this page
+// sent before a reload (server.ExtSharedTurns), and the turns that ended
+// without their reply, in the history (server.ExtEndedTurns).
+const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns", "kindkit.ended_turns"];
 
 export function supports() {
   const set = new Set([...Object.values(CARDS).map((c) => c.capability), ...EXTENSIONS]);

@@ -4,7 +4,7 @@ import { onConfirmation } from "./confirm.js";
 import { send, setStatus, updateComposer } from "./connection.js";
 import { append, el, h, nextId, save, showNotice, state } from "./core.js";
 import { pastCard, summary } from "./summary.js";
-import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, settleFromHistory, watched } from "./turns.js";
+import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, retryButton, settleFromHistory, watched } from "./turns.js";
 
 export function handle(m) {
   switch (m.type) {
@@ -77,7 +77,8 @@ function onUserMessage(m) {
   const bubble = userBubble((msg.content && msg.content.text) || "");
   state.sentElsewhere.set(msg.id, bubble);
   append(bubble);
-  watched(m.requestId); // its reply comes next: this tab waits for it
+  const t = watched(m.requestId); // its reply comes next: this tab waits for it
+  if (t) t.asked = (msg.content && msg.content.text) || "";
 }
 
 export function loadHistory() {
@@ -99,6 +100,7 @@ export function showHistory(messages) {
     if (cards.length) box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards));
     cards = [];
   };
+  let asked = ""; // the last message the person wrote
   for (const msg of [...messages].reverse()) {
     const text = (msg.content && msg.content.text) || "";
     if (msg.direction === "inbound") {
@@ -106,7 +108,16 @@ export function showHistory(messages) {
       const live = state.sentElsewhere.get(msg.id);
       if (live) live.remove(); // the history shows it, in its place
       box.append(userBubble(text));
+      asked = text;
       cards = (Array.isArray(msg.interactions) ? msg.interactions : []).map(pastCard).filter(Boolean);
+    } else if (msg.ended) {
+      // A turn that ended without its reply (kindkit.ended_turns): what it
+      // had said, how it ended, and the message to send again.
+      const failed = msg.ended === "failed";
+      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, text ? reply(text) : null,
+        h("p", { class: failed ? "turn-error" : "turn-note", text: failed ? "This reply failed." : "Stopped." }),
+        asked ? retryButton(asked) : null));
+      cards = [];
     } else {
       box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, reply(text), text ? copyButton(text) : null));
       cards = [];

@@ -18,7 +18,7 @@ el.composer.addEventListener("submit", (e) => {
   // What was just sent is in view, wherever the person had scrolled to.
   el.log.scrollTop = el.log.scrollHeight;
   state.active = rid;
-  turnFor(rid);
+  turnFor(rid).asked = text;
   el.message.value = "";
   keepDraft();
   autosize();

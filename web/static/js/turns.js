@@ -1,7 +1,7 @@
 // A turn's bubble: streamed Markdown, tool lines, the end of a turn.
 import { CARDS } from "./cards.js";
 import { connect, send, updateComposer } from "./connection.js";
-import { announce, append, h, keepScrolled, nextId, readable, showNotice, state } from "./core.js";
+import { announce, append, el, h, keepScrolled, nextId, readable, showNotice, state } from "./core.js";
 
 export function turnFor(rid) {
   let t = state.turns.get(rid);
@@ -206,6 +206,17 @@ export function toolLine(name, args) {
   return tool;
 }
 
+// retryButton sends text again, as if the person wrote it once more; the
+// composer's rules hold (not while a turn runs).
+export function retryButton(text) {
+  const b = h("button", { type: "button", class: "retry quiet", text: "Try again" });
+  b.addEventListener("click", () => {
+    el.message.value = text;
+    el.composer.requestSubmit();
+  });
+  return b;
+}
+
 // copyButton copies a finished reply's text, as written (its Markdown).
 export function copyButton(text) {
   const b = h("button", { type: "button", class: "copy quiet", "aria-label": "Copy the reply", text: "Copy" });
@@ -281,6 +292,7 @@ export function onCancelled(m) {
   if (open.length) askOutcomes(open.map((c) => c.id));
   if (t.confirm && t.confirm.state === "open") t.confirm.close("This card is closed.");
   finishTurn(t, "Stopped.");
+  if (t.asked && !open.length) t.el.append(retryButton(t.asked)); // stopped mid-reply: ask again
 }
 
 export function onError(m) {
