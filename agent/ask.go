@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,7 +27,10 @@ type asker struct {
 	fallback string      // a new question, asked in conversation: the directive
 	kind     string      // the new question's kind
 	spec     json.RawMessage
-	live     bool // the new question is AskLive's
+	live     bool            // the new question is AskLive's
+	memo     json.RawMessage // the call's checkpoint: kept from its earlier runs, or set by this one
+	memoSet  bool            // Checkpoint was called in this run
+	base     int             // answers[:base] were folded into this run's checkpoint
 }
 
 func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reason string) (json.RawMessage, error) {
@@ -49,6 +53,43 @@ func AskLive(ctx context.Context, kind string, spec json.RawMessage, reason stri
 		return nil, fmt.Errorf("agent: ask %s: AskLive works inside a host tool call", kind)
 	}
 	return a.ask(kind, spec, reason, true)
+}
+
+// Checkpoint keeps memo, an opaque value of the tool's own, as the host
+// tool call's progress: when the call parks, memo is stored with the park,
+// and every later run of the call (on any process, after any restart)
+// reads it back with Memo. It stands in for the call's Asks answered so
+// far in this run: their answers are dropped with the park, and the next
+// run's Asks replay only the answers given after the checkpoint. So a tool
+// whose work between questions must not run again (a call to a remote
+// service, say) records its outcome in memo, and on its next run starts
+// from memo instead of redoing it. A later Checkpoint in the same run
+// replaces memo; a run that returns without parking ends the call, and
+// its memo with it. Checkpoint works inside a host tool call.
+func Checkpoint(ctx context.Context, memo json.RawMessage) error {
+	a, ok := ctx.Value(liveKey{}).(*asker)
+	if !ok {
+		return errors.New("agent: Checkpoint works inside a host tool call")
+	}
+	if !json.Valid(memo) {
+		return errors.New("agent: Checkpoint: the memo is not JSON")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.memo, a.memoSet, a.base = slices.Clone(memo), true, a.next
+	return nil
+}
+
+// Memo is the memo of the host tool call's latest Checkpoint, made by an
+// earlier run of the call (or by this run), or nil.
+func Memo(ctx context.Context) json.RawMessage {
+	a, ok := ctx.Value(liveKey{}).(*asker)
+	if !ok {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.memo)
 }
 
 func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool) (json.RawMessage, error) {
@@ -116,8 +157,11 @@ func payloadValues(payload string) (json.RawMessage, error) {
 // directive and submit_interaction of that kind will run the call again.
 // Otherwise the call is done and its Asks are forgotten.
 func (t *Turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result, err error) {
-	a := &asker{t: t, call: call, answers: t.state.Asked[call.ID]}
+	a := &asker{t: t, call: call, answers: t.state.Asked[call.ID], memo: t.state.Memos[call.ID]}
 	r = t.runHost(ht, call, a)
+	if a.card != nil || a.fallback != "" {
+		a.keep(&t.state)
+	}
 	switch {
 	case a.card != nil:
 		t.state.Asking = call.ID
@@ -139,7 +183,29 @@ func (t *Turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result
 		t.state.Asked = maps.Clone(t.state.Asked)
 		delete(t.state.Asked, call.ID)
 	}
+	if _, ok := t.state.Memos[call.ID]; ok {
+		t.state.Memos = maps.Clone(t.state.Memos)
+		delete(t.state.Memos, call.ID)
+	}
 	return false, r, nil
+}
+
+// keep records in state the checkpoint of a run that parks: its memo, and
+// in place of the call's answers only those given after it.
+func (a *asker) keep(state *turnState) {
+	if !a.memoSet {
+		return
+	}
+	state.Memos = maps.Clone(state.Memos)
+	if state.Memos == nil {
+		state.Memos = map[string]json.RawMessage{}
+	}
+	state.Memos[a.call.ID] = a.memo
+	state.Asked = maps.Clone(state.Asked)
+	if state.Asked == nil {
+		state.Asked = map[string][]string{}
+	}
+	state.Asked[a.call.ID] = slices.Clone(a.answers[a.base:])
 }
 
 // answerAsk records the payload of an Ask of call in state: the call runs

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -217,4 +218,81 @@ func TestAskConversational(t *testing.T) {
 	}
 	f.next(t, agent.EventReply)
 	e.Wait()
+}
+
+// quoteAndBook is a host tool whose work between its questions must not
+// run twice: it gets a quote before it asks for a slot, and books the slot
+// before it asks about the invite, each time one call of remote. It keeps
+// what it did with agent.Checkpoint and starts from agent.Memo.
+func quoteAndBook(remote *atomic.Int32) agent.HostTool {
+	tool, err := agent.NewTool("book_demo", "Book a demo.", func(ctx context.Context, _ struct{}) (any, error) {
+		var done struct {
+			Quote  int32  `json:"quote"`
+			Booked string `json:"booked"`
+		}
+		if memo := agent.Memo(ctx); memo != nil {
+			if err := json.Unmarshal(memo, &done); err != nil {
+				return nil, err
+			}
+		} else {
+			done.Quote = remote.Add(1)
+			if err := agent.Checkpoint(ctx, mustJSON(done)); err != nil {
+				return nil, err
+			}
+		}
+		if done.Booked == "" {
+			slot, err := choicesgen.Ask(ctx, question("Slot", "Tue 10:00", "Wed 14:30"), "to book your demo")
+			if err != nil {
+				return nil, err
+			}
+			remote.Add(1)
+			done.Booked = pick(slot)
+			if err := agent.Checkpoint(ctx, mustJSON(done)); err != nil {
+				return nil, err
+			}
+		}
+		invite, err := choicesgen.Ask(ctx, question("Invite", "Yes", "No"), "to send the invite")
+		if err != nil {
+			return nil, err
+		}
+		return fmt.Sprintf("quote %d, booked %s, invite %s", done.Quote, done.Booked, pick(invite)), nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return tool
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestAskCheckpoint: a memo kept with agent.Checkpoint comes back in the
+// call's later runs, through the store, and stands in for the answers
+// before it: the work it records runs once, and an Ask after it returns
+// the answer given after it, not the first one.
+func TestAskCheckpoint(t *testing.T) {
+	var remote atomic.Int32
+	s := askTurn(t, stores(t)["sqlite"](t), quoteAndBook(&remote), []string{"choice_chips"})
+	s.answer(t, `{"answers":[{"header":"Slot","options":["Tue 10:00"]}]}`)
+	s.answer(t, `{"answers":[{"header":"Invite","options":["No"]}]}`)
+	if got := s.result(t); got != "quote 1, booked Tue 10:00, invite No" {
+		t.Errorf("result = %q", got)
+	}
+	if remote.Load() != 2 {
+		t.Errorf("the remote was called %d times, want 2 (the quote, the booking)", remote.Load())
+	}
+}
+
+func TestCheckpointOutsideATool(t *testing.T) {
+	if err := agent.Checkpoint(context.Background(), json.RawMessage(`{}`)); err == nil {
+		t.Error("Checkpoint outside a host tool call: no error")
+	}
+	if agent.Memo(context.Background()) != nil {
+		t.Error("Memo outside a host tool call: not nil")
+	}
 }

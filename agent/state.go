@@ -29,6 +29,11 @@ type turnState struct {
 	// Asked holds, per host tool call, the payloads of the Asks it made,
 	// in order: when the call runs again, each Ask returns its answer.
 	Asked map[string][]string `json:"asked,omitempty"`
+	// Memos holds, per host tool call, the memo of its latest Checkpoint:
+	// what its next run starts from. A state that holds one is written as
+	// version memoVersion, so that an engine that would drop it refuses
+	// it instead.
+	Memos map[string]json.RawMessage `json:"memos,omitempty"`
 	// Asking is the host tool call whose Ask the pending park answers.
 	Asking string `json:"asking,omitempty"`
 	// Live, when set, names the engine that holds the Asking call's
@@ -46,12 +51,19 @@ type turnState struct {
 	ParkedAt time.Time `json:"parkedAt,omitzero"`
 }
 
-// stateVersion is the version of turnState this engine writes and reads.
-const stateVersion = 1
+// stateVersion is the version of turnState this engine writes, and
+// memoVersion that of a state with Memos; it reads both.
+const (
+	stateVersion = 1
+	memoVersion  = 2
+)
 
 // encode is the state as the store keeps it.
 func (s turnState) encode() json.RawMessage {
 	s.Version = stateVersion
+	if len(s.Memos) > 0 {
+		s.Version = memoVersion
+	}
 	data, err := json.Marshal(s)
 	if err != nil {
 		panic(fmt.Sprintf("agent: encode turn state: %v", err)) // it has no value that JSON cannot hold
@@ -68,8 +80,8 @@ func stateOf(p *store.Park) (turnState, error) {
 	if err := json.Unmarshal(p.Turn, &s); err != nil {
 		return turnState{}, fmt.Errorf("agent: park %s: turn state: %w", p.ID, err)
 	}
-	if s.Version != 0 && s.Version != stateVersion {
-		return turnState{}, fmt.Errorf("agent: park %s: turn state of version %d, this engine reads %d", p.ID, s.Version, stateVersion)
+	if s.Version != 0 && s.Version != stateVersion && s.Version != memoVersion {
+		return turnState{}, fmt.Errorf("agent: park %s: turn state of version %d, this engine reads %d and %d", p.ID, s.Version, stateVersion, memoVersion)
 	}
 	return s, nil
 }

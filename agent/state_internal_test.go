@@ -10,9 +10,10 @@ import (
 )
 
 // The engine's state goes to the store as a versioned value it alone
-// reads: its own version and the unversioned states written before
+// reads: its own versions and the unversioned states written before
 // versions are read; another version, or what is no state, is refused
-// rather than misread.
+// rather than misread. A state with a host tool's memo is version 2, so an
+// engine of version 1, which would drop the memo, refuses it.
 func TestTurnStateVersions(t *testing.T) {
 	s := turnState{RequestID: "T", Text: "so far", Pending: []store.ToolCall{{ID: "c1", Name: "book"}}, Asked: map[string][]string{"c1": {`{"status":"submitted"}`}}}
 	encoded := s.encode()
@@ -29,8 +30,10 @@ func TestTurnStateVersions(t *testing.T) {
 			Pending: s.Pending, Asked: s.Asked}},
 		{"written before versions", `{"requestId":"T","text":"so far","stashed":{"choices":"{}"}}`,
 			&turnState{RequestID: "T", Text: "so far", Stashed: map[string]string{"choices": "{}"}}},
+		{"with a memo", string(turnState{RequestID: "T", Memos: map[string]json.RawMessage{"c1": json.RawMessage(`{"round":1}`)}}.encode()),
+			&turnState{Version: memoVersion, RequestID: "T", Memos: map[string]json.RawMessage{"c1": json.RawMessage(`{"round":1}`)}}},
 		{"none", ``, &turnState{}},
-		{"a later version", `{"v":2,"requestId":"T"}`, nil},
+		{"a later version", `{"v":3,"requestId":"T"}`, nil},
 		{"not a state", `["requestId"]`, nil},
 		{"not JSON", `{"requestId":`, nil},
 	} {
