@@ -14,8 +14,10 @@ import (
 	"github.com/kindkit/kindkit/agent"
 )
 
-// An MCP server may ask the person something in the middle of a tool call
-// (elicitation/create). The call cannot be parked as data: it is a live
+// An MCP server before 2026-07-28 may ask the person something in the
+// middle of a tool call (elicitation/create); from 2026-07-28 on it asks
+// through the call's result instead, and that question parks as data
+// (rounds.go). The live question cannot be parked as data: it is a live
 // request in a live session. So the call runs on in the background, as a
 // liveCall, while the turn parks on an elicitation card through
 // agent.AskLive; the answer's run of the tool hands the answer to the
@@ -74,6 +76,13 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (a
 	session := s.session
 	s.mu.Unlock()
 	if lc == nil {
+		m, err := memoOf(agent.Memo(ctx))
+		if err != nil {
+			return agent.Result{}, err
+		}
+		if m != nil || session != nil && asksByResult(session) {
+			return s.callRounds(ctx, session, m, name, args)
+		}
 		if info.Asked > 0 {
 			return agent.Result{Text: lostResult, IsError: true}, nil
 		}

@@ -120,7 +120,13 @@ func Start(ctx context.Context, src Source, log *slog.Logger) (*Server, error) {
 func (s *Server) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	opts := &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go s.refresh() }}
+	opts := &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go s.refresh() },
+		// A 2026-07-28 server's input requests come back to the tool's
+		// run, which parks them as data (rounds.go), instead of the
+		// SDK's retry loop, which would wait for the answers in process.
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+	}
 	if s.src.Ask != nil {
 		opts.ElicitationHandler = s.elicit // declares the elicitation capability (form mode)
 	}
