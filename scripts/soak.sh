@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # soak.sh runs the crash-and-drop matrices (TestCrashMatrix, around a
-# submit, and TestCrashMidReply, around a message's reply, in cmd/kindserver)
+# submit, TestCrashMidReply, around a message's reply, and TestCrashMCP,
+# around an MCP 2026-07-28 server's questions, in cmd/kindserver)
 # with many more runs per cell than the default 10: KINDKIT_CRASH_RUNS
 # (default here 100) concurrent conversations per cell. It starts the
 # private PostgreSQL of scripts/postgres.sh first, as scripts/test.sh does.
@@ -14,4 +15,4 @@ export PATH="$PATH:/usr/local/go/bin"
 pgenv=$(scripts/postgres.sh | tail -1)
 eval "$pgenv"
 export KINDKIT_CRASH_RUNS=${KINDKIT_CRASH_RUNS:-100}
-go test -race -run 'TestCrash(Matrix|MidReply)$' -count=1 -timeout 60m "$@" ./cmd/kindserver
+go test -race -run 'TestCrash(Matrix|MidReply|MCP)$' -count=1 -timeout 60m "$@" ./cmd/kindserver
