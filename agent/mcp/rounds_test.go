@@ -27,13 +27,16 @@ import (
 
 // startOn is a kindkit server whose model calls tool of the MCP server at
 // url (named name), then says "done".
-func startOn(t *testing.T, name, url, tool string, st store.Store, clock clockwork.Clock) *kindkit {
+func startOn(t *testing.T, name, url, tool string, st store.Store, clock clockwork.Clock, script ...agent.ScriptEntry) *kindkit {
 	t.Helper()
+	if script == nil {
+		script = []agent.ScriptEntry{{Kind: "toolCall", Name: mcp.ToolName(name, tool), Arguments: `{}`, ID: "call-1"}, {Kind: "text", Text: "done"}}
+	}
 	src, err := mcp.Start(context.Background(), mcp.Source{Name: name, URL: url, Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: mcp.ToolName(name, tool), Arguments: `{}`, ID: "call-1"}, {Kind: "text", Text: "done"}})
+	model, err := agent.NewScripted(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +140,46 @@ func TestInputRequiredDeclined(t *testing.T) {
 			t.Errorf("tool result %q", r)
 		}
 	})
+}
+
+// TestInputRequiredInWords: a channel that cannot show the card gets each
+// question as the kind's conversational directive; the model's
+// submit_interaction answers it, the next question comes the same way,
+// and the last answer's retry completes the call, as
+// submit_interaction's result.
+func TestInputRequiredInWords(t *testing.T) {
+	vouchers := mcptest.StartVouchers(t)
+	k := startOn(t, "vouchers", vouchers.URL, "redeem", nil, nil,
+		agent.ScriptEntry{Kind: "toolCall", Name: "vouchers__redeem", Arguments: `{}`, ID: "call-1"},
+		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", ID: "call-2",
+			Arguments: `{"kind":"elicitation","values":{"code":"` + mcptest.VoucherCode + `"}}`},
+		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", ID: "call-3", Arguments: `{"kind":"elicitation","values":{"name":"Ada"}}`},
+		agent.ScriptEntry{Kind: "text", Text: "done"})
+	c := wstest.Dial(t, k.WS())
+	c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a"}`)
+	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"redeem"}`)
+	c.Expect("immediate_response")
+	var results []string
+	for {
+		ev := c.Next()
+		if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
+			results = append(results, r)
+		}
+		if ev["type"] == "eventual_response" {
+			break
+		}
+		if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
+			t.Fatalf("got %v", ev)
+		}
+	}
+	if len(results) != 3 || !strings.Contains(results[0], "Which voucher code") || !strings.Contains(results[1], "Who is redeeming it?") ||
+		results[2] != "Redeemed KIND-2026 for Ada." {
+		t.Errorf("tool results %q, want the two directives, then the server's words", results)
+	}
+	if all, _ := vouchers.Retries(); vouchers.Firsts() != 1 || all != 1 {
+		t.Errorf("the server got %d first calls and %d retries, want 1 and 1", vouchers.Firsts(), all)
+	}
 }
 
 // pester is a 2026-07-28 server whose tools never finish: roots asks for
