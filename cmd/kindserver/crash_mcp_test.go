@@ -129,20 +129,31 @@ func (c mcpCell) run(t *testing.T, dsn string) mcpCounts {
 	for i := range convs {
 		convs[i] = openMCPConv(t, p.url)
 	}
-	// Up to the fault. A cell's conversations take their steps in turn,
-	// on this goroutine (a failed read ends the test).
-	switch c.after {
-	case "after-ack-round1":
-		for _, cv := range convs {
-			cv.answer(cv.card, askCode, `{"code":"NOPE"}`)
-			cv.answer(cv.nextCard(), askName, `{"name":"Ada"}`)
-			cv.waitAck()
+	// Up to the fault. A cell's conversations take their steps on this
+	// goroutine (a failed read ends the test), each step for all of them
+	// before the next; the answers before the kill are all sent, then all
+	// their acks read, so every conversation's resumed turn is under way
+	// when the kill comes.
+	steps := map[string][]struct{ message, values string }{
+		"after-ack-round1": {{askCode, `{"code":"NOPE"}`}, {askName, `{"name":"Ada"}`}},
+		"after-ack-round2": {{askCode, `{"code":"NOPE"}`}, {askName, `{"name":"Ada"}`}, {askAgain, `{"code":"` + mcptest.VoucherCode + `"}`}},
+	}[c.after]
+	cards := make([]map[string]any, len(convs))
+	for i, cv := range convs {
+		cards[i] = cv.card
+	}
+	for i, s := range steps {
+		for j, cv := range convs {
+			if i > 0 {
+				cards[j] = cv.nextCard()
+			}
 		}
-	case "after-ack-round2":
-		for _, cv := range convs {
-			cv.answer(cv.card, askCode, `{"code":"NOPE"}`)
-			cv.answer(cv.nextCard(), askName, `{"name":"Ada"}`)
-			cv.answer(cv.nextCard(), askAgain, `{"code":"`+mcptest.VoucherCode+`"}`)
+		for j, cv := range convs {
+			cv.answer(cards[j], s.message, s.values)
+		}
+	}
+	for _, cv := range convs {
+		if len(steps) > 0 {
 			cv.waitAck()
 		}
 	}
