@@ -135,16 +135,16 @@ func (s *Server) callRounds(ctx context.Context, session *sdk.ClientSession, m *
 				return agent.Result{Text: fmt.Sprintf("The MCP server %s's tool %s %v. Tell the person.", s.src.Name, name, err), IsError: true}, nil
 			}
 			s.log.Info("mcp tool call asks for input", "tool", name, "round", m.Rounds, "requests", len(m.Requests))
-			raw, err := json.Marshal(m)
-			if err != nil {
-				return agent.Result{}, err
+			raw, merr := json.Marshal(m)
+			if merr != nil {
+				return agent.Result{}, merr
 			}
-			if err := agent.Checkpoint(ctx, raw); err != nil {
-				return agent.Result{}, err
+			if merr := agent.Checkpoint(ctx, raw); merr != nil {
+				return agent.Result{}, merr
 			}
 		}
-		responses, err := s.fulfil(ctx, name, m)
-		if err != nil {
+		var responses sdk.InputResponseMap
+		if responses, err = s.fulfil(ctx, name, m); err != nil {
 			return agent.Result{}, err // kindkit.ErrParked: the answer runs the tool again
 		}
 		res, err = session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args, InputResponses: responses, RequestState: m.State})

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kindkit/kindkit/agent"
@@ -182,10 +184,10 @@ func TestInputRequiredInWords(t *testing.T) {
 	}
 }
 
-// pester is a 2026-07-28 server whose tools never finish: roots asks for
-// the client's roots every time (kindkit answers at once, with none),
-// busy answers input_required with nothing to ask, and sample asks for a
-// sampling, which kindkit did not declare.
+// pester is a 2026-07-28 server whose tools never finish well: roots asks
+// for the client's roots every time (kindkit answers at once, with none),
+// busy answers input_required with nothing to ask, fails fails its retry,
+// and sample asks for a sampling, which kindkit did not declare.
 func pester(t *testing.T, roots *atomic.Int32) string {
 	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "pester", Version: "1"}, nil)
@@ -198,6 +200,17 @@ func pester(t *testing.T, roots *atomic.Int32) string {
 	sdk.AddTool(srv, &sdk.Tool{Name: "busy"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{}, RequestState: "later"}, nil, nil
 	})
+	// fails asks for the roots, then fails the retry: a JSON-RPC error,
+	// or with refuse, a tool result that is an error.
+	srv.AddTool(&sdk.Tool{Name: "fails", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		switch {
+		case req.Params.RequestState == "":
+			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"roots": &sdk.ListRootsParams{}}, RequestState: "once"}, nil
+		case strings.Contains(string(req.Params.Arguments), "refuse"):
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "refused after the roots"}}}, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the roots were not what it wanted"}
+	})
 	sdk.AddTool(srv, &sdk.Tool{Name: "sample"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"s": &sdk.CreateMessageParams{MaxTokens: 10}}}, nil, nil
 	})
@@ -209,28 +222,53 @@ func pester(t *testing.T, roots *atomic.Int32) string {
 // TestInputRequiredBounds: rounds that need no person are answered at
 // once; a server that keeps asking ends the call after the bound, one
 // that keeps answering it needs time after three retries, and one that
-// asks for what kindkit did not declare at once; each is a tool error the
+// asks for what kindkit did not declare at once; a retry's JSON-RPC error
+// and a retry's error result are the call's. Each is a tool error the
 // model reads, and the turn goes on.
 func TestInputRequiredBounds(t *testing.T) {
 	var roots atomic.Int32
 	url := pester(t, &roots)
-	for _, tc := range []struct{ tool, want string }{
-		{"roots", "asked for input 11 times in one call; kindkit answers at most 10 rounds"},
-		{"busy", "answered 4 times in a row that it needs more time"},
-		{"sample", "asked for *mcp.CreateMessageWithToolsParams, which kindkit did not declare"},
+	for _, tc := range []struct{ tool, args, want string }{
+		{"roots", `{}`, "asked for input 11 times in one call; kindkit answers at most 10 rounds"},
+		{"busy", `{}`, "answered 4 times in a row that it needs more time"},
+		{"fails", `{}`, "tool pester__fails failed: calling \"tools/call\": sending \"tools/call\": the roots were not what it wanted"},
+		{"fails", `{"refuse":true}`, "refused after the roots"},
+		{"sample", `{}`, "asked for *mcp.CreateMessageWithToolsParams, which kindkit did not declare"},
 	} {
-		t.Run(tc.tool, func(t *testing.T) {
-			k := startOn(t, "pester", url, tc.tool, nil, nil)
+		t.Run(tc.tool+tc.args, func(t *testing.T) {
+			k := startOn(t, "pester", url, tc.tool, nil, nil,
+				agent.ScriptEntry{Kind: "toolCall", Name: mcp.ToolName("pester", tc.tool), Arguments: tc.args, ID: "call-1"}, agent.ScriptEntry{Kind: "text", Text: "done"})
 			c := wstest.Dial(t, k.WS())
 			c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a","supports":["mcp_elicitation"]}`)
 			sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
 			c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"go"}`)
-			if r := toolResult(t, c); !strings.Contains(r, tc.want) {
+			if r, isErr := toolError(t, c); !isErr || !strings.Contains(r, tc.want) {
 				t.Errorf("tool result %q, want %q in it", r, tc.want)
 			}
 		})
 	}
 	if roots.Load() != 10 {
 		t.Errorf("the roots tool got %d retries with no roots, want 10", roots.Load())
+	}
+}
+
+// toolError reads the turn to its end and returns the MCP tool call's
+// result and whether it is an error.
+func toolError(t *testing.T, c *wstest.Client) (result string, isError bool) {
+	t.Helper()
+	for {
+		ev := c.Next()
+		switch ev["type"] {
+		case "stream_chunk":
+			if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
+				result = r
+				isError, _ = wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "isError").(bool)
+			}
+		case "stream_token", "immediate_response":
+		case "eventual_response":
+			return result, isError
+		default:
+			t.Fatalf("got %v while the turn finished", ev)
+		}
 	}
 }
