@@ -4,6 +4,10 @@
 // SERVER__tool; a call goes to the server, and its text and structured
 // content come back as the tool's result.
 //
+// A server's questions to the person (MCP elicitation, form mode) become
+// cards: from MCP 2026-07-28 on they come in the call's result and park as
+// data (rounds.go); before, they come during a live call (elicit.go).
+//
 // A server that dies is started again with backoff; calls meanwhile fail
 // fast with a clear tool error. The tool list is read again when the server
 // says it changed. Logs name the server and the tool, never arguments.
@@ -37,11 +41,15 @@ type Source struct {
 	// ElicitTimeout bounds how long a tool call may wait for the answers
 	// to its elicitations (default 24h, the engine's park timeout). Make it
 	// longer than the park timeout, so that a card's deadline answers the
-	// server's question before the call is given up.
+	// server's question before the call is given up. It applies to servers
+	// before MCP 2026-07-28, whose questions come during a live call; a
+	// 2026-07-28 server's questions hold nothing open, and wait as long as
+	// their cards.
 	ElicitTimeout time.Duration
 	// Ask is the kind whose cards ask the server's questions
-	// (elicitation/create). Nil: the client declares no elicitation
-	// capability, so the server does not ask.
+	// (elicitation/create during a call, or a 2026-07-28 result's input
+	// requests). Nil: the client declares no elicitation capability, so
+	// the server does not ask.
 	Ask *CardKind
 }
 
