@@ -134,7 +134,7 @@ func TestLivePage(t *testing.T) {
 	})
 
 	// A single-select question takes a chip or words, not
-	// both; Enter in the words box does not send the card; an error clears as
+	// both; Enter in the words box moves on to Submit without sending the card; an error clears as
 	// it is fixed; a long unbroken label wraps instead of widening the page;
 	// text people and models write gets dir="auto".
 	t.Run("CardDetails", func(t *testing.T) {
@@ -177,6 +177,9 @@ func TestLivePage(t *testing.T) {
 		}
 		if got := eval[string](p, `document.querySelector('`+card+`').dataset.state`); got != "open" {
 			t.Errorf("Enter in the words box sent the card (state %s)", got)
+		}
+		if !eval[bool](p, `document.activeElement === document.querySelector('`+card+` button[type="submit"]')`) {
+			t.Errorf("Enter in the last question's words box did not move on to Submit (focus on %s)", eval[string](p, `document.activeElement.outerHTML.slice(0, 80)`))
 		}
 		p.do("Basic again", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Basic"]`)))
 		if got := eval[string](p, `document.querySelector('`+other+`').value`); got != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/server"
@@ -94,4 +95,38 @@ func TestStoppedReplyAfterReload(t *testing.T) {
 	p.do("try again", chromedp.Click(chromedp.CSS(".history button.retry"), chromedp.NodeVisible))
 	<-m.Said // asked again
 	p.waitFor("the message sent again", `[...document.querySelectorAll('.msg.user')].filter(m => m.innerText.includes("hi")).length === 2`)
+}
+
+// What was picked and typed on a card outlives a reload, and is gone once
+// the card is answered.
+func TestCardDraftAfterReload(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPage(t, startBrowser(t))
+	p.open(startServer(t, catalog, []agent.ScriptEntry{
+		{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Team"]},{"question":"Which topics?","header":"Topics","options":["Pricing","Security"],"multiSelect":true}],"reason":"to quote"}`},
+		{Kind: "text", Text: "Team it is."},
+	}))
+	p.say("quote me", true)
+	card := `.card[data-kind="choices"][data-state="open"]`
+	p.do("the card", chromedp.WaitVisible(chromedp.CSS(card+` button[type="submit"]`)))
+	p.do("pick and type",
+		chromedp.Click(chromedp.CSS(card+` .question[data-header="Plan"] .chip[data-label="Team"]`)),
+		chromedp.Click(chromedp.CSS(card+` .question[data-header="Topics"] .chip[data-label="Security"]`)),
+		chromedp.SendKeys(chromedp.CSS(card+` .question[data-header="Topics"] input.other`), "SSO"))
+
+	p.do("reload", chromedp.Reload())
+	p.do("the card again", chromedp.WaitVisible(chromedp.CSS(card+` button[type="submit"]`)))
+	got := eval[[]string](p, `[...document.querySelectorAll('`+card+` .chip[aria-pressed="true"]')].map(c => c.dataset.label).concat([...document.querySelectorAll('`+card+` input.other')].map(i => i.value))`)
+	if want := []string{"Team", "Security", "", "SSO"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the card after a reload: %q, want %q", got, want)
+	}
+	p.do("submit", chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Team it is."))`)
+	if left := eval[string](p, `localStorage.getItem("kindkit.cards")`); left != "{}" {
+		t.Errorf("drafts kept after the card was answered: %s", left)
+	}
 }

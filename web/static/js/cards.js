@@ -118,6 +118,7 @@ export function buildCard(d, rid, turn) {
     },
     close(how, text) {
       card.setState(how);
+      dropDraft(card.id);
       turn.parked = false;
       delete turn.el.dataset.parked;
       updateComposer();
@@ -148,6 +149,11 @@ export function buildCard(d, rid, turn) {
     renderGeneric(card, spec, info, body);
   }
 
+  restoreDraft(card.id, form);
+  const keep = () => { if (card.state === "open") keepDraft(card.id, form); };
+  form.addEventListener("input", keep);
+  form.addEventListener("click", keep); // after a chip's own handler has pressed it
+
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     if (card.state !== "open") return;
@@ -167,6 +173,62 @@ export function buildCard(d, rid, turn) {
     submitCard(card, { declined: true });
   });
   return card;
+}
+
+// A card's draft, what was picked and typed, outlives a reload and a
+// reload while offline: it is kept in localStorage, per card, until the
+// card closes, for the newest maxDrafts cards. It is read back only into
+// the same card with the same fields. A password field is never kept.
+const DRAFTS_KEY = "kindkit.cards";
+const maxDrafts = 20;
+
+function draftControls(form) {
+  return [...form.querySelectorAll("input:not([type=password]), textarea, select, button.chip")];
+}
+
+function readDrafts() {
+  try {
+    const all = JSON.parse(localStorage.getItem(DRAFTS_KEY) || "{}");
+    return all && typeof all === "object" && !Array.isArray(all) ? all : {};
+  } catch {
+    return {};
+  }
+}
+
+function writeDrafts(all) {
+  try {
+    const ids = Object.keys(all);
+    for (const id of ids.slice(0, Math.max(0, ids.length - maxDrafts))) delete all[id];
+    localStorage.setItem(DRAFTS_KEY, JSON.stringify(all));
+  } catch { /* private mode: no draft is kept */ }
+}
+
+function keepDraft(id, form) {
+  const all = readDrafts();
+  delete all[id]; // re-added last: the newest
+  all[id] = draftControls(form).map((c) =>
+    c.matches("button") ? c.getAttribute("aria-pressed") === "true" : c.type === "checkbox" || c.type === "radio" ? c.checked : c.value);
+  writeDrafts(all);
+}
+
+function restoreDraft(id, form) {
+  const saved = readDrafts()[id];
+  const controls = draftControls(form);
+  if (!Array.isArray(saved) || saved.length !== controls.length) return;
+  controls.forEach((c, i) => {
+    const v = saved[i];
+    if (c.matches("button")) c.setAttribute("aria-pressed", v === true ? "true" : "false");
+    else if (c.type === "checkbox" || c.type === "radio") c.checked = v === true;
+    else if (typeof v === "string") c.value = v;
+  });
+}
+
+function dropDraft(id) {
+  const all = readDrafts();
+  if (id in all) {
+    delete all[id];
+    writeDrafts(all);
+  }
 }
 
 export function submitCard(card, extra) {

@@ -52,10 +52,19 @@ export function renderChoices(card, spec, body) {
       if (!multi && other.value.trim()) for (const c of chips) c.setAttribute("aria-pressed", "false");
       slot.mark("");
     });
-    // Enter in a one-line answer moves on; the card is sent with its button.
-    for (const type of ["keydown", "keypress"]) {
+    // Enter in a one-line answer moves on, to the next question or, after
+    // the last, to the card's Submit: a card of several questions is never
+    // sent half answered by a stray Enter.
+    // Focus moves on the key's release: moved sooner, the key's press
+    // would reach the Submit button and send the card.
+    for (const type of ["keydown", "keypress", "keyup"]) {
       other.addEventListener(type, (e) => {
-        if (e.key === "Enter" && !e.isComposing) e.preventDefault();
+        if (e.key !== "Enter" || e.isComposing) return;
+        e.preventDefault();
+        if (type !== "keyup") return;
+        const next = other.closest(".question").nextElementSibling;
+        const target = next && next.matches(".question") ? next.querySelector(".chip, input.other") : other.form.querySelector('button[type="submit"]');
+        if (target) target.focus();
       });
     }
     const fs = h("fieldset", { class: "question", "data-header": q.header },

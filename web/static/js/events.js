@@ -2,7 +2,7 @@
 import { onInteraction, onInvalid } from "./cards.js";
 import { onConfirmation } from "./confirm.js";
 import { send, setStatus, updateComposer } from "./connection.js";
-import { append, el, h, nextId, save, showNotice, state } from "./core.js";
+import { append, el, h, nextId, save, showNotice, state, uid } from "./core.js";
 import { pastCard, summary } from "./summary.js";
 import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, retryButton, settleFromHistory, watched } from "./turns.js";
 
@@ -129,9 +129,26 @@ export function showHistory(messages) {
   el.log.scrollTop = el.log.scrollHeight;
 }
 
+// userBubble is a message the person wrote. A long one (a pasted log, a
+// page of text) is shown folded, its first lines and a button to unfold.
 export function userBubble(text) {
-  return h("article", { class: "msg user", "aria-label": "You" }, h("p", { class: "text", text, dir: "auto" }));
+  const body = h("p", { class: "text", text, dir: "auto" });
+  const node = h("article", { class: "msg user", "aria-label": "You" }, body);
+  if (text.split("\n").length <= foldLines && text.length <= foldChars) return node;
+  body.id = uid("said");
+  node.classList.add("folded");
+  const toggle = h("button", { type: "button", class: "unfold quiet", "aria-expanded": "false", "aria-controls": body.id, text: "Show all" });
+  toggle.addEventListener("click", () => {
+    const folded = node.classList.toggle("folded");
+    toggle.setAttribute("aria-expanded", folded ? "false" : "true");
+    toggle.textContent = folded ? "Show all" : "Show less";
+  });
+  node.append(toggle);
+  return node;
 }
+
+const foldLines = 12;
+const foldChars = 1200;
 
 export function addNote(text) {
   append(h("p", { class: "note", text }));
