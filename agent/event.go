@@ -93,6 +93,6 @@ type ParkOutcome int
 
 const (
 	ParkShown    ParkOutcome = iota // the prompt is out; the follower holds the parked turn
-	ParkGone                        // t is not the follower's turn any more (it was cancelled)
+	ParkGone                        // t is not the follower's turn any more: it was cancelled, or the follower went away
 	ParkDraining                    // the follower is draining and shows nothing new
 )

@@ -933,11 +933,19 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 		t.cancel()
 		return true, nil
 	case ParkGone:
-		// Cancelled while parking: the park must not outlive the turn.
 		e.unpark(p.ID)
-		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled}); ok {
-			e.parkEnded(p, kept, store.ParkCancelled)
+		if t.cancelled.Load() {
+			// Cancelled while parking: the park must not outlive the turn.
+			if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled}); ok {
+				e.parkEnded(p, kept, store.ParkCancelled)
+			}
+			return true, nil
 		}
+		// Its follower let go of it (its socket closed after an answer):
+		// the card waits in the store for whoever resumes the
+		// conversation. A cancel racing this finds the park (t.parked).
+		t.showPrompt(prompt)
+		t.cancel()
 		return true, nil
 	}
 	// Draining: the park waits in the store for the next process, or,

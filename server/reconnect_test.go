@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
@@ -230,5 +231,58 @@ func nextOf(c *client, id string) map[string]any {
 		if ev := c.Next(); ev["requestId"] == id {
 			return ev
 		}
+	}
+}
+
+// gatedModel raises a choices card, then, once gate is closed, another,
+// then answers.
+type gatedModel struct {
+	calls atomic.Int32
+	gate  chan struct{}
+}
+
+func (m *gatedModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	raise := agent.ModelResponse{ToolCalls: []store.ToolCall{{ID: fmt.Sprint("call-", m.calls.Load()), Name: "request_choices", Arguments: raiseChoices}}}
+	switch m.calls.Add(1) {
+	case 1:
+		return raise, nil
+	case 2:
+		select {
+		case <-m.gate:
+		case <-ctx.Done():
+			return agent.ModelResponse{}, ctx.Err()
+		}
+		return raise, nil
+	}
+	return agent.ModelResponse{Text: "Done."}, nil
+}
+
+// A socket that submits and closes at once leaves the resumed turn to run
+// unseen; when that turn parks on its next card, the card waits for
+// whoever resumes the conversation. (It was cancelled as if the person
+// had stopped the turn, because its socket was gone.)
+func TestParkAfterItsSocketClosed(t *testing.T) {
+	m := &gatedModel{gate: make(chan struct{})}
+	srv, url := startServer(t, server.Config{Model: m})
+	c := dial(t, url)
+	sid, conv, iid := parkChoices(c)
+	submitPlan(c, sid, iid)
+	c.Expect("immediate_response")
+	c.WS.CloseNow()
+	for srv.Connections() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(m.gate)
+	d := dial(t, url)
+	sid = resumeConversation(d, conv, `["choice_chips"]`)
+	var card map[string]any
+	for card == nil {
+		if ev := d.Next(); ev["type"] == "interaction_required" {
+			card = ev
+		}
+	}
+	d.Send(`{"action":"submit_interaction","requestId":"S","sessionId":"` + sid + `","interactionId":"` + path(card, "data", "data", "interactionId").(string) + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
+	if ev := nextOf(d, "S"); ev["type"] != "immediate_response" || ev["status"] != float64(200) {
+		t.Errorf("the second card's answer: %v", ev)
 	}
 }
