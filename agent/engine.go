@@ -65,8 +65,17 @@ type Config struct {
 // cancels it, expires it at its deadline, drains it at shutdown, and holds
 // the leases of resumed turns, taking over those whose process died.
 //
-// Lock order: a Follower's lock, then e.mu. The engine never calls a
-// Follower or the store while it holds e.mu.
+// Lock order, the one table of the engine's locks (a lock is taken only
+// after those before it on its line):
+//
+//	Turn.emitMu  → a Follower's lock (server: conn.mu)
+//	Turn.emitMu  → stream.mu → a subscriber's lock (server: watch.mu → conn.mu)
+//	Turn.leaseMu → Engine.mu
+//	Engine.mu, Engine.toolsMu, Engine.runMu, asker.mu: leaves
+//
+// The engine never calls a Follower, a subscriber or the store while it
+// holds Engine.mu, and a Follower or a subscriber never calls the engine
+// while the engine holds a lock for it.
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger

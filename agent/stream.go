@@ -54,8 +54,7 @@ func (ev *Event) ToldTo(f Follower) bool { return f != nil && ev.follower == f }
 // running turn of each conversation has said so far, so a subscriber that
 // joins mid-turn catches up.
 //
-// Lock order: a turn's emitMu, then s.mu, then whatever a subscriber's
-// function takes.
+// Lock order: see Engine.
 type stream struct {
 	eng     *Engine
 	origin  string         // this engine's name on its notes

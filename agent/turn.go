@@ -41,8 +41,8 @@ type Turn struct {
 	ended     chan struct{}           // closed when its run ended (end ran), or did not start
 
 	// emitMu orders the turn's events for its follower and the engine's
-	// stream, and keeps every event after a cancel from either; lock
-	// order: emitMu, then the follower's or the stream's.
+	// stream, and keeps every event after a cancel from either (lock
+	// order: see Engine).
 	emitMu sync.Mutex
 
 	leaseMu sync.Mutex
@@ -322,7 +322,7 @@ func (t *Turn) heldLease() (store.Lease, bool) {
 // run) when the turn owes no reply. The lease is let go when write lost it,
 // or when it succeeded and last is set: then nothing is owed any more.
 //
-// Lock order: t.leaseMu, then the engine's.
+// Lock order: see Engine.
 func (t *Turn) underLease(last bool, write func(l store.Lease) error) (owed bool, err error) {
 	t.leaseMu.Lock()
 	defer t.leaseMu.Unlock()
