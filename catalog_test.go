@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/kindkit/kindkit"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
-	ratinggen "github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/gen/ratinggen"
 )
 
 // Several sources make one catalog: kindkit's kinds beside a module's own,

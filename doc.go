@@ -5,7 +5,7 @@
 // outside into canonical JSON or per-field errors, and the canonical payload
 // a parked turn resumes with.
 //
-// Generated code (gen/<kind>) declares types and hands them to NewKind; the
+// Generated code (gen/<kind>gen) declares types and hands them to NewKind; the
 // engine and the server call only the Kind interface. kindkit imports no
 // other package of the module.
 package kindkit

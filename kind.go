@@ -30,7 +30,7 @@ type Descriptor struct {
 	ElicitationSchema string
 }
 
-// Rules is what a kind says that its schema cannot. gen/<kind> names it for
+// Rules is what a kind says that its schema cannot. gen/<kind>gen names it for
 // its own types (<kind>gen.Rules); kinds/<kind> implements it, embedding
 // Unimplemented for the methods it leaves out.
 type Rules[S, V any] interface {

@@ -14,20 +14,20 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/store"
 )
 
 // question is a one-question choices spec.
-func question(header string, options ...string) *choicesgen.ChoicesSpec {
-	q := choicesgen.ChoicesQuestion{Question: "Which " + strings.ToLower(header) + "?", Header: header}
+func question(header string, options ...string) *choicesgen.Spec {
+	q := choicesgen.Question{Question: "Which " + strings.ToLower(header) + "?", Header: header}
 	for _, o := range options {
-		q.Options = append(q.Options, choicesgen.ChoicesOption{Label: o})
+		q.Options = append(q.Options, choicesgen.Option{Label: o})
 	}
-	return &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{q}}
+	return &choicesgen.Spec{Questions: []choicesgen.Question{q}}
 }
 
-func pick(v *choicesgen.ChoicesValues) string { return v.Answers[0].Options[0] }
+func pick(v *choicesgen.Values) string { return v.Answers[0].Options[0] }
 
 // bookDemo is a host tool that asks for a slot, then (when confirm is
 // set) whether to send an invite, and books. runs counts its runs.

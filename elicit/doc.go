@@ -5,7 +5,7 @@
 // to the kind's Values, and validates it with the kind's schema and rules,
 // asking again with the errors when it is wrong.
 //
-// The form comes from kindgen: gen/<kind>/elicitation.json (the
+// The form comes from kindgen: gen/<kind>gen/elicitation.json (the
 // Descriptor's ElicitationSchema) is MCP's flat requestedSchema as far as
 // the schema alone decides it, with the parts that depend on the spec (a
 // scale's bounds, the options of a question, one field per question) left as

@@ -62,7 +62,7 @@ func (e *InvalidError) Error() string {
 
 // Elicit asks the person behind session the question spec of kind k by MCP
 // elicitation and returns the answer's canonical values, typed (V is the
-// kind's Values type, S its Spec type: elicit.Elicit[choicesgen.ChoicesValues](ctx,
+// kind's Values type, S its Spec type: elicit.Elicit[choicesgen.Values](ctx,
 // session, kind, spec, message, nil)).
 //
 // It asks NewQuestion's question with elicitation/create. An invalid answer

@@ -19,9 +19,9 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/elicit"
-	"github.com/kindkit/kindkit/gen/choices"
-	"github.com/kindkit/kindkit/gen/identityintake"
-	"github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/gen/identityintakegen"
+	"github.com/kindkit/kindkit/gen/ratinggen"
 	"github.com/kindkit/kindkit/kinds"
 )
 
@@ -116,13 +116,13 @@ func kind(t *testing.T, name string) kindkit.Kind {
 func ptr[T any](v T) *T { return &v }
 
 var (
-	choicesSpec = &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{
-		{Question: "Which plan?", Header: "Plan", Options: []choicesgen.ChoicesOption{{Label: "Solo"}, {Label: "Team", Description: ptr("Up to 10 seats")}}},
-		{Question: "What should the demo cover?", Header: "Topics", MultiSelect: true, Options: []choicesgen.ChoicesOption{{Label: "Pricing"}, {Label: "Security"}, {Label: "SSO"}}},
+	choicesSpec = &choicesgen.Spec{Questions: []choicesgen.Question{
+		{Question: "Which plan?", Header: "Plan", Options: []choicesgen.Option{{Label: "Solo"}, {Label: "Team", Description: ptr("Up to 10 seats")}}},
+		{Question: "What should the demo cover?", Header: "Topics", MultiSelect: true, Options: []choicesgen.Option{{Label: "Pricing"}, {Label: "Security"}, {Label: "SSO"}}},
 	}}
-	ratingSpec = &ratinggen.RatingSpec{Question: "How useful was this answer?", AllowComment: ptr(true),
-		Scale: ratinggen.RatingScale{Min: 1, Max: 5, MinLabel: ptr("Not at all"), MaxLabel: ptr("Very")}}
-	identitySpec = &identityintakegen.IdentityIntakeSpec{Fields: []identityintakegen.IdentityIntakeField{
+	ratingSpec = &ratinggen.Spec{Question: "How useful was this answer?", AllowComment: ptr(true),
+		Scale: ratinggen.Scale{Min: 1, Max: 5, MinLabel: ptr("Not at all"), MaxLabel: ptr("Very")}}
+	identitySpec = &identityintakegen.Spec{Fields: []identityintakegen.Field{
 		{Key: "email", Required: true}, {Key: "name", Required: false, Label: ptr("What should we call you?")},
 	}}
 )
@@ -135,11 +135,11 @@ func TestElicitTyped(t *testing.T) {
 		p := &person{answers: []*mcp.ElicitResult{accept(map[string]any{
 			"Plan.options": "Team", "Topics.options": []any{"Pricing", "SSO"}, "Topics.other": " and audit logs ",
 		})}}
-		got, err := elicit.Elicit[choicesgen.ChoicesValues](ctx, connect(t, p, oldProtocol), kind(t, "choices"), choicesSpec, "to book your demo", nil)
+		got, err := elicit.Elicit[choicesgen.Values](ctx, connect(t, p, oldProtocol), kind(t, "choices"), choicesSpec, "to book your demo", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := &choicesgen.ChoicesValues{Answers: []choicesgen.ChoicesAnswer{
+		want := &choicesgen.Values{Answers: []choicesgen.Answer{
 			{Header: "Plan", Options: []string{"Team"}},
 			{Header: "Topics", Options: []string{"Pricing", "SSO"}, Other: ptr("and audit logs")},
 		}}
@@ -152,11 +152,11 @@ func TestElicitTyped(t *testing.T) {
 	})
 	t.Run("rating", func(t *testing.T) {
 		p := &person{answers: []*mcp.ElicitResult{accept(map[string]any{"score": 4, "comment": "  clear  "})}}
-		got, err := elicit.Elicit[ratinggen.RatingValues](ctx, connect(t, p, oldProtocol), kind(t, "rating"), ratingSpec, "to improve our answers", nil)
+		got, err := elicit.Elicit[ratinggen.Values](ctx, connect(t, p, oldProtocol), kind(t, "rating"), ratingSpec, "to improve our answers", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(&ratinggen.RatingValues{Score: 4, Comment: ptr("clear")}, got); diff != "" {
+		if diff := cmp.Diff(&ratinggen.Values{Score: 4, Comment: ptr("clear")}, got); diff != "" {
 			t.Errorf("values (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff([]string{"How useful was this answer?\n\nto improve our answers"}, p.messages()); diff != "" {
@@ -165,11 +165,11 @@ func TestElicitTyped(t *testing.T) {
 	})
 	t.Run("identity_intake", func(t *testing.T) {
 		p := &person{answers: []*mcp.ElicitResult{accept(map[string]any{"email": "Ann@Example.COM", "name": " Ann "})}}
-		got, err := elicit.Elicit[identityintakegen.IdentityIntakeValues](ctx, connect(t, p, oldProtocol), kind(t, "identity_intake"), identitySpec, "to send you the quote", nil)
+		got, err := elicit.Elicit[identityintakegen.Values](ctx, connect(t, p, oldProtocol), kind(t, "identity_intake"), identitySpec, "to send you the quote", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(&identityintakegen.IdentityIntakeValues{Email: ptr("Ann@example.com"), Name: ptr("Ann")}, got); diff != "" {
+		if diff := cmp.Diff(&identityintakegen.Values{Email: ptr("Ann@example.com"), Name: ptr("Ann")}, got); diff != "" {
 			t.Errorf("values (-want +got):\n%s", diff)
 		}
 	})
@@ -184,11 +184,11 @@ func TestElicitAsksAgain(t *testing.T) {
 			accept(map[string]any{"email": "ann@localhost"}),
 			accept(map[string]any{"email": "ann@example.com"}),
 		}}
-		got, err := elicit.Elicit[identityintakegen.IdentityIntakeValues](ctx, connect(t, p, oldProtocol), kind(t, "identity_intake"), identitySpec, "to send you the quote", nil)
+		got, err := elicit.Elicit[identityintakegen.Values](ctx, connect(t, p, oldProtocol), kind(t, "identity_intake"), identitySpec, "to send you the quote", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(&identityintakegen.IdentityIntakeValues{Email: ptr("ann@example.com")}, got); diff != "" {
+		if diff := cmp.Diff(&identityintakegen.Values{Email: ptr("ann@example.com")}, got); diff != "" {
 			t.Errorf("values (-want +got):\n%s", diff)
 		}
 		want := []string{"to send you the quote", "to send you the quote\n\nPlease check your answer: email: must be a valid email address."}
@@ -201,7 +201,7 @@ func TestElicitAsksAgain(t *testing.T) {
 			accept(map[string]any{"Plan.options": "Solo", "Plan.other": "or Team", "Topics.options": []any{"SSO"}}),
 			accept(map[string]any{"Plan.options": "Solo", "Topics.options": []any{"SSO"}}),
 		}}
-		got, err := elicit.Elicit[choicesgen.ChoicesValues](ctx, connect(t, p, oldProtocol), kind(t, "choices"), choicesSpec, "to book your demo", nil)
+		got, err := elicit.Elicit[choicesgen.Values](ctx, connect(t, p, oldProtocol), kind(t, "choices"), choicesSpec, "to book your demo", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func TestElicitAsksAgain(t *testing.T) {
 func TestElicitAttempts(t *testing.T) {
 	bad := accept(map[string]any{"email": "nope"})
 	p := &person{answers: []*mcp.ElicitResult{bad, bad, bad}}
-	_, err := elicit.Elicit[identityintakegen.IdentityIntakeValues](context.Background(), connect(t, p, oldProtocol), kind(t, "identity_intake"), identitySpec, "", &elicit.Options{Attempts: 2})
+	_, err := elicit.Elicit[identityintakegen.Values](context.Background(), connect(t, p, oldProtocol), kind(t, "identity_intake"), identitySpec, "", &elicit.Options{Attempts: 2})
 	var invalid *elicit.InvalidError
 	if !errors.As(err, &invalid) || invalid.Attempts != 2 {
 		t.Fatalf("error %v, want an InvalidError after 2 attempts", err)
@@ -236,7 +236,7 @@ func TestElicitDeclineCancel(t *testing.T) {
 	for action, want := range map[string]error{"decline": kindkit.ErrDeclined, "cancel": kindkit.ErrNoResponse} {
 		t.Run(action, func(t *testing.T) {
 			p := &person{answers: []*mcp.ElicitResult{{Action: action}}}
-			_, err := elicit.Elicit[ratinggen.RatingValues](context.Background(), connect(t, p, oldProtocol), kind(t, "rating"), ratingSpec, "", nil)
+			_, err := elicit.Elicit[ratinggen.Values](context.Background(), connect(t, p, oldProtocol), kind(t, "rating"), ratingSpec, "", nil)
 			if !errors.Is(err, want) {
 				t.Errorf("error %v, want %v", err, want)
 			}
@@ -247,15 +247,15 @@ func TestElicitDeclineCancel(t *testing.T) {
 func TestElicitRefuses(t *testing.T) {
 	ctx := context.Background()
 	t.Run("no capability", func(t *testing.T) {
-		_, err := elicit.Elicit[ratinggen.RatingValues](ctx, connect(t, nil, oldProtocol), kind(t, "rating"), ratingSpec, "", nil)
+		_, err := elicit.Elicit[ratinggen.Values](ctx, connect(t, nil, oldProtocol), kind(t, "rating"), ratingSpec, "", nil)
 		if !errors.Is(err, elicit.ErrNoElicitation) {
 			t.Errorf("error %v, want ErrNoElicitation", err)
 		}
 	})
 	t.Run("bad spec", func(t *testing.T) {
 		p := &person{}
-		bad := &ratinggen.RatingSpec{Question: "Rate it", Scale: ratinggen.RatingScale{Min: 5, Max: 1}}
-		_, err := elicit.Elicit[ratinggen.RatingValues](ctx, connect(t, p, oldProtocol), kind(t, "rating"), bad, "", nil)
+		bad := &ratinggen.Spec{Question: "Rate it", Scale: ratinggen.Scale{Min: 5, Max: 1}}
+		_, err := elicit.Elicit[ratinggen.Values](ctx, connect(t, p, oldProtocol), kind(t, "rating"), bad, "", nil)
 		var raise *kindkit.RaiseError
 		if !errors.As(err, &raise) || !strings.Contains(err.Error(), "min (5) must be less than max (1)") {
 			t.Errorf("error %v, want the rules' RaiseError", err)
@@ -294,8 +294,8 @@ func TestQuestionInputRequests(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil)
 	var elicitErr error
 	server.AddTool(&mcp.Tool{Name: "quote", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		_, elicitErr = elicit.Elicit[identityintakegen.IdentityIntakeValues](ctx, req.Session, k, identitySpec, "to send you the quote", nil)
-		q, err := elicit.NewQuestion[identityintakegen.IdentityIntakeValues](k, identitySpec, "to send you the quote")
+		_, elicitErr = elicit.Elicit[identityintakegen.Values](ctx, req.Session, k, identitySpec, "to send you the quote", nil)
+		q, err := elicit.NewQuestion[identityintakegen.Values](k, identitySpec, "to send you the quote")
 		if err != nil {
 			return nil, err
 		}
@@ -375,11 +375,11 @@ func TestAskInTool(t *testing.T) {
 			var runs int
 			server.AddTool(&mcp.Tool{Name: "quote", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				runs++
-				contact, ask, err := elicit.Ask[identityintakegen.IdentityIntakeValues](ctx, req, idk, identitySpec, "to send you the quote", nil)
+				contact, ask, err := elicit.Ask[identityintakegen.Values](ctx, req, idk, identitySpec, "to send you the quote", nil)
 				if ask != nil || err != nil {
 					return ask, err
 				}
-				r, ask, err := elicit.Ask[ratinggen.RatingValues](ctx, req, rk, &ratinggen.RatingSpec{Question: "Rate us", Scale: ratinggen.RatingScale{Min: 1, Max: 5}}, "", nil)
+				r, ask, err := elicit.Ask[ratinggen.Values](ctx, req, rk, &ratinggen.Spec{Question: "Rate us", Scale: ratinggen.Scale{Min: 1, Max: 5}}, "", nil)
 				if ask != nil || err != nil {
 					return ask, err
 				}
@@ -413,7 +413,7 @@ func TestAskAttempts(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil)
 	var askErr error
 	server.AddTool(&mcp.Tool{Name: "quote", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		_, ask, err := elicit.Ask[identityintakegen.IdentityIntakeValues](ctx, req, k, identitySpec, "", &elicit.Options{Attempts: 2})
+		_, ask, err := elicit.Ask[identityintakegen.Values](ctx, req, k, identitySpec, "", &elicit.Options{Attempts: 2})
 		if err != nil {
 			askErr = err
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
@@ -446,7 +446,7 @@ func TestAskRefusesForgedState(t *testing.T) {
 	k := kind(t, "identity_intake")
 	server := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "v0.0.1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "quote", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		contact, ask, err := elicit.Ask[identityintakegen.IdentityIntakeValues](ctx, req, k, identitySpec, "", nil)
+		contact, ask, err := elicit.Ask[identityintakegen.Values](ctx, req, k, identitySpec, "", nil)
 		if ask != nil || err != nil {
 			return ask, err
 		}

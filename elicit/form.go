@@ -48,7 +48,7 @@ type group struct {
 }
 
 // NewForm fills a kind's elicitation template (kindkit.Descriptor's
-// ElicitationSchema, gen/<kind>/elicitation.json) in from a canonical spec.
+// ElicitationSchema, gen/<kind>gen/elicitation.json) in from a canonical spec.
 // The template is MCP's form already, except for the x-ui hints whose
 // values depend on the spec; each is a JSON pointer into the spec (inside an
 // each group, into the group's element):

@@ -139,7 +139,7 @@ func FuzzFormValues(f *testing.F) {
 // spec (objects and strings), showIf, and a group whose element asks an
 // array as one pick or several as multiIf says.
 func TestFormHints(t *testing.T) {
-	template, err := os.ReadFile("../cmd/kindgen/testdata/elicit-shapes/want/gen/booking/elicitation.json")
+	template, err := os.ReadFile("../cmd/kindgen/testdata/elicit-shapes/want/gen/bookinggen/elicitation.json")
 	if err != nil {
 		t.Fatal(err)
 	}

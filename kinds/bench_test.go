@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/kinds"
 )
 
@@ -37,7 +37,7 @@ func BenchmarkValidateChoicesBaseline(b *testing.B) {
 	values := []byte(readFixtures(b)["choices_values"].Instance)
 	b.ReportAllocs()
 	for b.Loop() {
-		var v choicesgen.ChoicesValues
+		var v choicesgen.Values
 		if err := json.Unmarshal(values, &v); err != nil {
 			b.Fatal(err)
 		}

@@ -5,10 +5,10 @@ package kinds
 
 import (
 	kindkit "github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/gen/choices"
-	"github.com/kindkit/kindkit/gen/elicitation"
-	"github.com/kindkit/kindkit/gen/identityintake"
-	"github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/gen/elicitationgen"
+	"github.com/kindkit/kindkit/gen/identityintakegen"
+	"github.com/kindkit/kindkit/gen/ratinggen"
 	"github.com/kindkit/kindkit/kinds/choices"
 	"github.com/kindkit/kindkit/kinds/elicitation"
 	"github.com/kindkit/kindkit/kinds/identityintake"

@@ -21,7 +21,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/pollgen"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/knowledge"

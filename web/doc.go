@@ -11,7 +11,7 @@
 //     {name, capability, toolName, toolSchema, valuesSchema}. toolSchema is
 //     the raise tool's parameters; valuesSchema is the kind's $defs/Values
 //     with every local $ref inlined, so a client can draw a form from it.
-//     kindgen derived both (gen/<kind>/tool.json and values.json); the
+//     kindgen derived both (gen/<kind>gen/tool.json and values.json); the
 //     handler serves them as they are.
 //
 // A server mounts the handler beside the protocol endpoints:

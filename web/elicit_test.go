@@ -12,7 +12,7 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/mcp"
-	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
+	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/internal/mcptest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/kinds/elicitation"

@@ -35,9 +35,9 @@ func TestNewKindCard(t *testing.T) {
 	}
 	file := func(name string) string {
 		t.Helper()
-		b, ok := out.Files["gen/featurewish/"+name]
+		b, ok := out.Files["gen/featurewishgen/"+name]
 		if !ok {
-			t.Fatalf("kindgen wrote no gen/featurewish/%s", name)
+			t.Fatalf("kindgen wrote no gen/featurewishgen/%s", name)
 		}
 		return string(b)
 	}

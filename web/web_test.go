@@ -47,7 +47,7 @@ func body(t *testing.T, r *http.Response) string {
 }
 
 // /kinds lists every kind of the catalog with the tool schema and the Values
-// schema kindgen derived for it (gen/<kind>/tool.json, values.json), served
+// schema kindgen derived for it (gen/<kind>gen/tool.json, values.json), served
 // as they are: local $refs inlined, properties in the schema's order.
 func TestKindsJSON(t *testing.T) {
 	catalog, err := kinds.All()

@@ -149,7 +149,7 @@ func TestRemovedSchema(t *testing.T) {
 	}
 	run()
 	handwritten := []byte("package pollgen\n")
-	if err := os.WriteFile(filepath.Join(root, "gen/poll/handwritten.go"), handwritten, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "gen/pollgen/handwritten.go"), handwritten, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(root, "spec/interactions/poll.schema.json")); err != nil {
@@ -157,7 +157,7 @@ func TestRemovedSchema(t *testing.T) {
 	}
 	run()
 	diffTrees(t, generatedFiles(t, "testdata/untitled-nested/want"), generatedFiles(t, root))
-	if got, err := os.ReadFile(filepath.Join(root, "gen/poll/handwritten.go")); err != nil || !bytes.Equal(got, handwritten) {
+	if got, err := os.ReadFile(filepath.Join(root, "gen/pollgen/handwritten.go")); err != nil || !bytes.Equal(got, handwritten) {
 		t.Errorf("a file kindgen did not write was changed or removed: %q, %v", got, err)
 	}
 	run("-check")
@@ -170,12 +170,12 @@ func TestCheck(t *testing.T) {
 	var stderr bytes.Buffer
 	code := kindgen.Main([]string{"-root", root, "-module", "example.com/x", "-check"}, &bytes.Buffer{}, &stderr)
 	const want = `kindgen: generated code is out of date; run go generate ./...:
-  gen/poll/elicitation.json
-  gen/poll/kind.gen.go
-  gen/poll/schema.json
-  gen/poll/tool.json
-  gen/poll/types.gen.go
-  gen/poll/values.json
+  gen/pollgen/elicitation.json
+  gen/pollgen/kind.gen.go
+  gen/pollgen/schema.json
+  gen/pollgen/tool.json
+  gen/pollgen/types.gen.go
+  gen/pollgen/values.json
   kinds/catalog.gen.go
 `
 	if diff := cmp.Diff(want, stderr.String()); code != 1 || diff != "" {

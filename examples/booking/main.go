@@ -22,7 +22,7 @@ import (
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/openai"
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store/sqlstore"
@@ -35,9 +35,9 @@ import (
 func bookDemo(ctx context.Context, args struct {
 	Topic string `json:"topic" jsonschema:"what the demo should cover"`
 }) (any, error) {
-	slot, err := choicesgen.Ask(ctx, &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{{
+	slot, err := choicesgen.Ask(ctx, &choicesgen.Spec{Questions: []choicesgen.Question{{
 		Question: "When should we show you " + args.Topic + "?", Header: "Slot",
-		Options: []choicesgen.ChoicesOption{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}, {Label: "Thu 16:00"}},
+		Options: []choicesgen.Option{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}, {Label: "Thu 16:00"}},
 	}}}, "to book your demo")
 	if errors.Is(err, kindkit.ErrDeclined) || errors.Is(err, kindkit.ErrNoResponse) {
 		return "The visitor did not pick a slot; nothing is booked.", nil

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/elicit"
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/kinds"
 )
 
@@ -30,9 +30,9 @@ type demoArgs struct {
 // once the person has answered, so everything before Ask is free of effects.
 func bookDemo(choices kindkit.Kind) mcp.ToolHandlerFor[demoArgs, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, args demoArgs) (*mcp.CallToolResult, any, error) {
-		slot, ask, err := elicit.Ask[choicesgen.ChoicesValues](ctx, req, choices, &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{{
+		slot, ask, err := elicit.Ask[choicesgen.Values](ctx, req, choices, &choicesgen.Spec{Questions: []choicesgen.Question{{
 			Question: "When should we show you " + args.Topic + "?", Header: "Slot",
-			Options: []choicesgen.ChoicesOption{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}, {Label: "Thu 16:00"}},
+			Options: []choicesgen.Option{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}, {Label: "Thu 16:00"}},
 		}}}, "to book your demo", nil)
 		if ask != nil {
 			return ask, nil, nil // the client asks the person, then calls again with the answer

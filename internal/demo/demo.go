@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kindkit/kindkit/agent"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/store"
 )
 

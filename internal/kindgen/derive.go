@@ -8,7 +8,7 @@ import (
 )
 
 // derived are the schemas kindgen derives from a kind's schema file. Each
-// is written as gen/<kind>/<file>, beside schema.json (the file as
+// is written as gen/<kind>gen/<file>, beside schema.json (the file as
 // authored), and embedded by kind.gen.go into the kind's Descriptor under
 // field. A new derivation is one more entry here and one more Descriptor
 // field.

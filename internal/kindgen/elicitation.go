@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// elicitationSchema derives gen/<kind>/elicitation.json: the kind's Values
+// elicitationSchema derives gen/<kind>gen/elicitation.json: the kind's Values
 // as an MCP elicitation form, whose requestedSchema may hold only flat,
 // primitive properties (a string, a number or integer, a boolean, a
 // single-select enum, or a multi-select array of an enum).

@@ -59,11 +59,11 @@ func Generate(root, module string) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		kind, err := kindFile(s, typeName(s, "Spec"), typeName(s, "Values"))
+		kind, err := kindFile(s)
 		if err != nil {
 			return nil, err
 		}
-		dir := "gen/" + s.Package + "/"
+		dir := "gen/" + s.GenPackage + "/"
 		out.Files[dir+"types.gen.go"] = types
 		out.Files[dir+"kind.gen.go"] = kind
 		out.Files[dir+"schema.json"] = s.Indented
@@ -86,15 +86,6 @@ func Generate(root, module string) (*Output, error) {
 	out.Files["kinds/catalog.gen.go"] = catalog
 	out.Remove, err = staleFiles(root, out.Files)
 	return out, err
-}
-
-// typeName is the Go name of a $defs entry, as nameTypes gives it.
-func typeName(s *Schema, key string) string {
-	def := s.Doc["$defs"].(map[string]any)[key].(map[string]any)
-	if name := goName(def["title"]); name != "" {
-		return name
-	}
-	return camel(s.Name) + camel(key)
 }
 
 // staleFiles lists kindgen's files under gen/ that this run does not write:
@@ -127,7 +118,7 @@ func staleFiles(root string, keep map[string][]byte) ([]string, error) {
 }
 
 // isSchemaFile reports whether name is one of the schema files kindgen
-// writes into gen/<kind>/.
+// writes into gen/<kind>gen/.
 func isSchemaFile(name string) bool {
 	if name == "schema.json" {
 		return true

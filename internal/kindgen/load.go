@@ -37,9 +37,10 @@ type Schema struct {
 	Path            string         // relative to the project root, slash-separated
 	Doc             map[string]any // the document as read
 	Tree            *object        // the same document, keys in the authored order
-	Indented        []byte         // the document, indented (gen/<kind>/schema.json)
+	Indented        []byte         // the document, indented (gen/<kind>gen/schema.json)
 	Name            string         // wire name
-	Package         string         // Go package name of gen/<Package>
+	Package         string         // the rules package, kinds/<Package>
+	GenPackage      string         // the generated package, gen/<GenPackage>: Package + "gen"
 	Capability      string
 	ToolName        string
 	ToolDescription string
@@ -84,6 +85,7 @@ func Load(path string, data []byte) (*Schema, error) {
 		return fail("/x-kind/name", "must be a lower_snake_case wire name such as \"choices\"")
 	}
 	s.Package = strings.ReplaceAll(s.Name, "_", "")
+	s.GenPackage = s.Package + "gen"
 	if s.Capability, good = str("capability"); !good || s.Capability == "" {
 		return fail("/x-kind/capability", "must be a non-empty string, the capability a client declares in supports")
 	}

@@ -59,7 +59,7 @@ func FuzzLoad(f *testing.F) {
 		if _, err := goTypes(s); err != nil {
 			return
 		}
-		if _, err := kindFile(s, typeName(s, "Spec"), typeName(s, "Values")); err != nil {
+		if _, err := kindFile(s); err != nil {
 			return
 		}
 	})

@@ -23,7 +23,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "write nothing; exit 1 and name the files when generated code is out of date")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: kindgen [flags]\n       kindgen new [-root DIR] <name>\n\n"+
-			"kindgen reads every %s/*.schema.json, checks it, and writes gen/<kind>/ (Go code and\n"+
+			"kindgen reads every %s/*.schema.json, checks it, and writes gen/<kind>gen/ (Go code and\n"+
 			"the schema files it embeds: schema.json, tool.json, values.json,\n"+
 			"elicitation.json) and\n"+
 			"kinds/catalog.gen.go; it removes the generated files of schemas that are gone.\n"+

@@ -109,7 +109,7 @@ var rulesTemplate = template.Must(template.New("rules").Parse(`// Package {{.Pac
 // its schema (spec/interactions) cannot say.
 package {{.Package}}
 
-import "{{.Module}}/gen/{{.Package}}"
+import "{{.Module}}/gen/{{.Package}}gen"
 
 // Rules starts as the schema alone. Write the methods of {{.Package}}gen.Rules
 // your kind needs (Validate, Fallback, …); the embedded Unimplemented

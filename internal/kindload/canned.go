@@ -218,11 +218,11 @@ func (c *cannedConn) writeLoop() {
 }
 
 // The canned bytes: what kindkit's demo model (demo.Model) makes of the
-// submit that kindload sends, keys in alphabetical order as kindkit
+// submit that kindload sends, keys in the schema's order as kindkit
 // writes them.
 const (
-	demoSpec   = `{"questions":[{"header":"Plan","options":[{"description":"For one person","label":"Starter"},{"description":"Up to 20 seats","label":"Team"},{"label":"Enterprise"}],"question":"Which plan are you curious about?"},{"header":"Topics","multiSelect":true,"options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"question":"What should the answer cover?"}]}`
-	demoArgs   = `{"questions":[{"header":"Plan","options":[{"description":"For one person","label":"Starter"},{"description":"Up to 20 seats","label":"Team"},{"label":"Enterprise"}],"question":"Which plan are you curious about?"},{"header":"Topics","multiSelect":true,"options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"question":"What should the answer cover?"}],"reason":"to tailor the answer to you"}`
+	demoSpec   = `{"questions":[{"question":"Which plan are you curious about?","header":"Plan","options":[{"label":"Starter","description":"For one person"},{"label":"Team","description":"Up to 20 seats"},{"label":"Enterprise"}]},{"question":"What should the answer cover?","header":"Topics","options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"multiSelect":true}]}`
+	demoArgs   = `{"questions":[{"question":"Which plan are you curious about?","header":"Plan","options":[{"label":"Starter","description":"For one person"},{"label":"Team","description":"Up to 20 seats"},{"label":"Enterprise"}]},{"question":"What should the answer cover?","header":"Topics","options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"multiSelect":true}],"reason":"to tailor the answer to you"}`
 	demoValues = `{"answers":[{"header":"Plan","options":["Team"]},{"header":"Topics","options":["Pricing"]}]}`
 	demoText   = "Thanks — you picked Plan: Team; Topics: Pricing. That is the whole flow: the card parked the turn, your submit was validated, and the turn resumed with the canonical payload."
 )

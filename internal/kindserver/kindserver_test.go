@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	identityintakegen "github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintakegen"
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/kinds"

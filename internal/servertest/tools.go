@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/kindkit/kindkit/agent"
-	choicesgen "github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 )
 
 // BookDemo is a host tool, book_demo, that asks the person for a slot
@@ -13,8 +13,8 @@ import (
 func BookDemo(t testing.TB) agent.HostTool {
 	t.Helper()
 	tool, err := agent.NewTool("book_demo", "Book a demo.", func(ctx context.Context, _ struct{}) (any, error) {
-		slot, err := choicesgen.Ask(ctx, &choicesgen.ChoicesSpec{Questions: []choicesgen.ChoicesQuestion{{Question: "Which slot?", Header: "Slot",
-			Options: []choicesgen.ChoicesOption{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}}}}}, "to book your demo")
+		slot, err := choicesgen.Ask(ctx, &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which slot?", Header: "Slot",
+			Options: []choicesgen.Option{{Label: "Tue 10:00"}, {Label: "Wed 14:30"}}}}}, "to book your demo")
 		if err != nil {
 			return nil, err
 		}

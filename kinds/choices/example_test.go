@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/kinds/choices"
 )
 
@@ -37,7 +37,7 @@ func Example() {
 		fmt.Printf("%s: %s\n", e.Field, e.Message)
 	}
 	// Output:
-	// {"questions":[{"header":"Plan","options":[{"description":"For individuals","label":"Basic"},{"label":"Pro"}],"question":"Which plan?"},{"header":"Topics","multiSelect":true,"options":[{"label":"Sales"},{"label":"Support"},{"label":"Billing"}],"question":"Topics?"}]}
+	// {"questions":[{"question":"Which plan?","header":"Plan","options":[{"label":"Basic","description":"For individuals"},{"label":"Pro"}]},{"question":"Topics?","header":"Topics","options":[{"label":"Sales"},{"label":"Support"},{"label":"Billing"}],"multiSelect":true}]}
 	// {"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Billing"],"other":"Partnerships"}]}
 	// Plan: 'Gold' is not one of the offered options
 	// Plan: this question takes a single answer

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 )
 
 // Rules is the choices kind's part that its schema cannot say.
@@ -81,7 +81,7 @@ func trimField(obj map[string]any, key string) {
 
 // CheckSpec reports empty questions, headers and labels, and a header used
 // twice, question by question.
-func (Rules) CheckSpec(spec *choicesgen.ChoicesSpec) []kindkit.FieldError {
+func (Rules) CheckSpec(spec *choicesgen.Spec) []kindkit.FieldError {
 	var errs []kindkit.FieldError
 	add := func(msg string, location ...string) {
 		errs = append(errs, kindkit.FieldError{Field: kindkit.Path(location), Message: msg})
@@ -142,8 +142,8 @@ func (Rules) NormalizeValues(values any) any {
 // normalised answer per question, in spec order; an answer to a question
 // the spec does not ask, or a second one, is a field error. Without a spec it checks only that every
 // answer picks something, and keeps the answers as submitted.
-func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesValues) (*choicesgen.ChoicesValues, []kindkit.FieldError) {
-	answers := make([]choicesgen.ChoicesAnswer, len(values.Answers))
+func (Rules) Validate(spec *choicesgen.Spec, values *choicesgen.Values) (*choicesgen.Values, []kindkit.FieldError) {
+	answers := make([]choicesgen.Answer, len(values.Answers))
 	for i, a := range values.Answers {
 		answers[i] = normalizeAnswer(a)
 	}
@@ -173,16 +173,16 @@ func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesVa
 		}
 		seen[a.Header] = true
 	}
-	out := &choicesgen.ChoicesValues{Answers: make([]choicesgen.ChoicesAnswer, 0, len(spec.Questions))}
+	out := &choicesgen.Values{Answers: make([]choicesgen.Answer, 0, len(spec.Questions))}
 	for _, q := range spec.Questions {
-		i := slices.IndexFunc(answers, func(a choicesgen.ChoicesAnswer) bool { return a.Header == q.Header })
+		i := slices.IndexFunc(answers, func(a choicesgen.Answer) bool { return a.Header == q.Header })
 		if i < 0 {
 			add(q.Header, msgUnanswered)
 			continue
 		}
 		a := answers[i]
 		for _, label := range a.Options {
-			if !slices.ContainsFunc(q.Options, func(o choicesgen.ChoicesOption) bool { return o.Label == label }) {
+			if !slices.ContainsFunc(q.Options, func(o choicesgen.Option) bool { return o.Label == label }) {
 				add(q.Header, fmt.Sprintf("'%s' is not one of the offered options", label))
 			}
 		}
@@ -202,7 +202,7 @@ func (Rules) Validate(spec *choicesgen.ChoicesSpec, values *choicesgen.ChoicesVa
 
 // validateFormat is Validate without a spec: every answer needs a pick, and
 // there must be at least one answer.
-func validateFormat(answers []choicesgen.ChoicesAnswer) (*choicesgen.ChoicesValues, []kindkit.FieldError) {
+func validateFormat(answers []choicesgen.Answer) (*choicesgen.Values, []kindkit.FieldError) {
 	if len(answers) == 0 {
 		return nil, []kindkit.FieldError{{Field: "answers", Message: msgNoAnswers}}
 	}
@@ -219,13 +219,13 @@ func validateFormat(answers []choicesgen.ChoicesAnswer) (*choicesgen.ChoicesValu
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &choicesgen.ChoicesValues{Answers: answers}, nil
+	return &choicesgen.Values{Answers: answers}, nil
 }
 
 // normalizeAnswer trims the header, the picked labels and other, dropping
 // blank labels and a blank other.
-func normalizeAnswer(a choicesgen.ChoicesAnswer) choicesgen.ChoicesAnswer {
-	out := choicesgen.ChoicesAnswer{Header: strings.TrimSpace(a.Header)}
+func normalizeAnswer(a choicesgen.Answer) choicesgen.Answer {
+	out := choicesgen.Answer{Header: strings.TrimSpace(a.Header)}
 	for _, label := range a.Options {
 		if label = strings.TrimSpace(label); label != "" {
 			out.Options = append(out.Options, label)
@@ -240,7 +240,7 @@ func normalizeAnswer(a choicesgen.ChoicesAnswer) choicesgen.ChoicesAnswer {
 }
 
 // picks counts an answer's picked labels, plus one for other.
-func picks(a choicesgen.ChoicesAnswer) int {
+func picks(a choicesgen.Answer) int {
 	n := len(a.Options)
 	if a.Other != nil {
 		n++
@@ -277,7 +277,7 @@ func (Rules) ErrorField(values any, location []string) string {
 
 // Fallback tells the model to ask the questions in conversation and submit
 // the answers through submit_interaction.
-func (Rules) Fallback(spec *choicesgen.ChoicesSpec, reason string) string {
+func (Rules) Fallback(spec *choicesgen.Spec, reason string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "This channel cannot show choice chips, so this is a conversational ask: put the question(s) below to the visitor in your own words, working in why you are asking (%s), and read out every option.\n", reason)
 	if spec != nil {

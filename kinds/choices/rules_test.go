@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/gen/choices"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/kinds/choices"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 )
@@ -57,55 +57,55 @@ func TestParseRaise(t *testing.T) {
 	}{
 		"protocol canonical spec": {
 			args:       planTopics,
-			wantSpec:   `{"questions":[{"header":"Plan","options":[{"description":"For individuals","label":"Basic"},{"label":"Pro"}],"question":"Which plan?"},{"header":"Topics","multiSelect":true,"options":[{"label":"Sales"},{"label":"Support"},{"label":"Billing"}],"question":"Topics?"}]}`,
+			wantSpec:   `{"questions":[{"question":"Which plan?","header":"Plan","options":[{"label":"Basic","description":"For individuals"},{"label":"Pro"}]},{"question":"Topics?","header":"Topics","options":[{"label":"Sales"},{"label":"Support"},{"label":"Billing"}],"multiSelect":true}]}`,
 			wantReason: "to route you",
 		},
 		"string shorthand and objects mix": {
 			args:       `{"questions":[{"question":"Which plan?","header":"Plan","options":[{"label":"Basic","description":"For individuals"},"Pro"]}],"reason":"r"}`,
-			wantSpec:   `{"questions":[{"header":"Plan","options":[{"description":"For individuals","label":"Basic"},{"label":"Pro"}],"question":"Which plan?"}]}`,
+			wantSpec:   `{"questions":[{"question":"Which plan?","header":"Plan","options":[{"label":"Basic","description":"For individuals"},{"label":"Pro"}]}]}`,
 			wantReason: "r",
 		},
 		"texts are trimmed": {
 			args:       `{"questions":[{"question":"  Which plan?\n","header":"  Plan  ","options":["  Basic ",{"label":"\tPro ","description":"  Best value  "}]}],"reason":"  to quote you  "}`,
-			wantSpec:   `{"questions":[{"header":"Plan","options":[{"label":"Basic"},{"description":"Best value","label":"Pro"}],"question":"Which plan?"}]}`,
+			wantSpec:   `{"questions":[{"question":"Which plan?","header":"Plan","options":[{"label":"Basic"},{"label":"Pro","description":"Best value"}]}]}`,
 			wantReason: "to quote you",
 		},
 		"blank description is dropped": {
 			args:     `{"questions":[{"question":"q","header":"h","options":[{"label":"a","description":"   "},{"label":"b","description":""}]}],"reason":"r"}`,
-			wantSpec: `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
+			wantSpec: `{"questions":[{"question":"q","header":"h","options":[{"label":"a"},{"label":"b"}]}]}`,
 		},
 		"multiSelect true is kept": {
 			args:     `{"questions":[{"question":"q","header":"h","options":["a","b"],"multiSelect":true}],"reason":"r"}`,
-			wantSpec: `{"questions":[{"header":"h","multiSelect":true,"options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
+			wantSpec: `{"questions":[{"question":"q","header":"h","options":[{"label":"a"},{"label":"b"}],"multiSelect":true}]}`,
 		},
 		"multiSelect false is left out": {
 			args:     `{"questions":[{"question":"q","header":"h","options":["a","b"],"multiSelect":false}],"reason":"r"}`,
-			wantSpec: `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
+			wantSpec: `{"questions":[{"question":"q","header":"h","options":[{"label":"a"},{"label":"b"}]}]}`,
 		},
 		"multiSelect that is not a boolean does not count": {
 			args:     `{"questions":[{"question":"q","header":"h","options":["a","b"],"multiSelect":"true"},{"question":"q","header":"i","options":["a","b"],"multiSelect":1},{"question":"q","header":"j","options":["a","b"],"multiSelect":null}],"reason":"r"}`,
-			wantSpec: `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"b"}],"question":"q"},{"header":"i","options":[{"label":"a"},{"label":"b"}],"question":"q"},{"header":"j","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
+			wantSpec: `{"questions":[{"question":"q","header":"h","options":[{"label":"a"},{"label":"b"}]},{"question":"q","header":"i","options":[{"label":"a"},{"label":"b"}]},{"question":"q","header":"j","options":[{"label":"a"},{"label":"b"}]}]}`,
 		},
 		"duplicate option labels are accepted": {
 			args:     `{"questions":[{"question":"q","header":"h","options":["a","a"]}],"reason":"r"}`,
-			wantSpec: `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"a"}],"question":"q"}]}`,
+			wantSpec: `{"questions":[{"question":"q","header":"h","options":[{"label":"a"},{"label":"a"}]}]}`,
 		},
 		"header of 12 code points is accepted": {
 			args:     `{"questions":[{"question":"q","header":" Größenwahn12 ","options":["a","b"]}],"reason":"r"}`,
-			wantSpec: `{"questions":[{"header":"Größenwahn12","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
+			wantSpec: `{"questions":[{"question":"q","header":"Größenwahn12","options":[{"label":"a"},{"label":"b"}]}]}`,
 		},
 		"four questions of four options": {
 			args:     `{"questions":[{"question":"q","header":"a","options":["1","2","3","4"]},{"question":"q","header":"b","options":["1","2"]},{"question":"q","header":"c","options":["1","2"]},{"question":"q","header":"d","options":["1","2"]}],"reason":"r"}`,
-			wantSpec: `{"questions":[{"header":"a","options":[{"label":"1"},{"label":"2"},{"label":"3"},{"label":"4"}],"question":"q"},{"header":"b","options":[{"label":"1"},{"label":"2"}],"question":"q"},{"header":"c","options":[{"label":"1"},{"label":"2"}],"question":"q"},{"header":"d","options":[{"label":"1"},{"label":"2"}],"question":"q"}]}`,
+			wantSpec: `{"questions":[{"question":"q","header":"a","options":[{"label":"1"},{"label":"2"},{"label":"3"},{"label":"4"}]},{"question":"q","header":"b","options":[{"label":"1"},{"label":"2"}]},{"question":"q","header":"c","options":[{"label":"1"},{"label":"2"}]},{"question":"q","header":"d","options":[{"label":"1"},{"label":"2"}]}]}`,
 		},
 		"reason defaults": {
 			args:       `{"questions":[{"question":"q","header":"h","options":["a","b"]}]}`,
-			wantSpec:   `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
+			wantSpec:   `{"questions":[{"question":"q","header":"h","options":[{"label":"a"},{"label":"b"}]}]}`,
 			wantReason: kindkit.DefaultReason,
 		},
 		"blank reason defaults": {
 			args:       `{"questions":[{"question":"q","header":"h","options":["a","b"]}],"reason":"   "}`,
-			wantSpec:   `{"questions":[{"header":"h","options":[{"label":"a"},{"label":"b"}],"question":"q"}]}`,
+			wantSpec:   `{"questions":[{"question":"q","header":"h","options":[{"label":"a"},{"label":"b"}]}]}`,
 			wantReason: kindkit.DefaultReason,
 		},
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/elicit"
-	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
+	"github.com/kindkit/kindkit/gen/elicitationgen"
 )
 
 // Rules checks the requested schema, validates answers against it and
@@ -23,7 +23,7 @@ var _ elicitationgen.Rules = Rules{}
 
 // CheckSpec wants a requested schema that MCP allows (elicit's check, the
 // one the forms kindkit sends pass) and that compiles.
-func (Rules) CheckSpec(spec *elicitationgen.ElicitationSpec) []kindkit.FieldError {
+func (Rules) CheckSpec(spec *elicitationgen.Spec) []kindkit.FieldError {
 	if err := elicit.CheckRequestedSchema(map[string]any(spec.RequestedSchema)); err != nil {
 		var errs []kindkit.FieldError
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -49,7 +49,7 @@ func (Rules) NormalizeValues(values any) any {
 // included. Without the spec (a conversational submit in a later turn)
 // there is nothing to check it against: the MCP client checks it again
 // before it reaches the server.
-func (Rules) Validate(spec *elicitationgen.ElicitationSpec, values *elicitationgen.ElicitationValues) (*elicitationgen.ElicitationValues, []kindkit.FieldError) {
+func (Rules) Validate(spec *elicitationgen.Spec, values *elicitationgen.Values) (*elicitationgen.Values, []kindkit.FieldError) {
 	if spec == nil {
 		return values, nil
 	}
@@ -67,7 +67,7 @@ func (Rules) Validate(spec *elicitationgen.ElicitationSpec, values *elicitationg
 // asserted, so an email that is not one is the person's error to fix, not
 // the server's surprise. Each answer compiles it again: elicitations are
 // rare, and the spec is the only copy.
-func compile(requested elicitationgen.ElicitationSpecRequestedSchema) (*jsonschema.Schema, error) {
+func compile(requested elicitationgen.SpecRequestedSchema) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -79,7 +79,7 @@ func compile(requested elicitationgen.ElicitationSpecRequestedSchema) (*jsonsche
 }
 
 // Fallback tells the model to ask the server's question in words.
-func (Rules) Fallback(spec *elicitationgen.ElicitationSpec, reason string) string {
+func (Rules) Fallback(spec *elicitationgen.Spec, reason string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "This channel cannot show the form the tool server %q asks for, so ask the visitor in conversation. Its message: %q. ", spec.Server, spec.Message)
 	props, _ := spec.RequestedSchema["properties"].(map[string]any)
@@ -111,6 +111,6 @@ func (Rules) Fallback(spec *elicitationgen.ElicitationSpec, reason string) strin
 // the answer it requested. It is the Spec of agent/mcp's CardKind for this
 // kind.
 func MCPSpec(server, message string, requestedSchema map[string]any) json.RawMessage {
-	raw, _ := json.Marshal(elicitationgen.ElicitationSpec{Server: server, Message: message, RequestedSchema: requestedSchema})
+	raw, _ := json.Marshal(elicitationgen.Spec{Server: server, Message: message, RequestedSchema: requestedSchema})
 	return raw
 }

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit"
-	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
+	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/kinds/elicitation"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 )

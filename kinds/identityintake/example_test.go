@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintakegen"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 )
 
@@ -32,8 +32,8 @@ func Example() {
 		fmt.Printf("%s: %s\n", e.Field, e.Message)
 	}
 	// Output:
-	// {"fields":[{"key":"name","required":false},{"key":"email","required":true},{"key":"phone","label":"Mobile","required":false}]}
-	// {"email":"Alice@example.com","name":"Alice","phone":"+15551234567"}
+	// {"fields":[{"key":"name","required":false},{"key":"email","required":true},{"key":"phone","required":false,"label":"Mobile"}]}
+	// {"name":"Alice","email":"Alice@example.com","phone":"+15551234567"}
 	// email: this field is required
 	// phone: must be a valid phone number (include your country code, e.g. +1 555 123 4567)
 }

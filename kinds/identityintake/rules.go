@@ -10,7 +10,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintakegen"
 )
 
 // Rules is the identity_intake kind's part that its schema cannot say.
@@ -101,7 +101,7 @@ func (Rules) NormalizeValues(values any) any {
 // Validate checks the values and returns them canonical: the name trimmed,
 // the email with its domain lower-cased, the phone in E.164 form, and blank
 // fields left out. Without a spec no field is required.
-func (r Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *identityintakegen.IdentityIntakeValues) (*identityintakegen.IdentityIntakeValues, []kindkit.FieldError) {
+func (r Rules) Validate(spec *identityintakegen.Spec, values *identityintakegen.Values) (*identityintakegen.Values, []kindkit.FieldError) {
 	raw := map[string]string{"name": deref(values.Name), "email": deref(values.Email), "phone": deref(values.Phone)}
 	if raw["name"] == "" && raw["email"] == "" && raw["phone"] == "" {
 		// This looks at the strings as sent: "   " is something given.
@@ -115,7 +115,7 @@ func (r Rules) Validate(spec *identityintakegen.IdentityIntakeSpec, values *iden
 			}
 		}
 	}
-	out := &identityintakegen.IdentityIntakeValues{Name: nonBlank(strings.TrimSpace(raw["name"]))}
+	out := &identityintakegen.Values{Name: nonBlank(strings.TrimSpace(raw["name"]))}
 	if email := strings.TrimSpace(raw["email"]); email != "" {
 		if e, ok := normalizeEmail(email); ok {
 			out.Email = &e
@@ -230,7 +230,7 @@ func nonBlank(s string) *string {
 
 // Fallback tells the model to collect the fields in conversation, one at a
 // time, and submit them through submit_interaction.
-func (Rules) Fallback(spec *identityintakegen.IdentityIntakeSpec, reason string) string {
+func (Rules) Fallback(spec *identityintakegen.Spec, reason string) string {
 	var keys, required []string
 	if spec != nil {
 		for _, f := range spec.Fields {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/gen/identityintake"
+	"github.com/kindkit/kindkit/gen/identityintakegen"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 )
@@ -46,7 +46,7 @@ func TestParseRaise(t *testing.T) {
 	}{
 		"protocol canonical spec": {
 			args:       nameEmailPhone,
-			wantSpec:   `{"fields":[{"key":"name","required":false},{"key":"email","required":true},{"key":"phone","label":"Mobile","required":false}]}`,
+			wantSpec:   `{"fields":[{"key":"name","required":false},{"key":"email","required":true},{"key":"phone","required":false,"label":"Mobile"}]}`,
 			wantReason: "to send you the quote",
 		},
 		"string shorthand is required": {
@@ -146,12 +146,12 @@ func TestValidate(t *testing.T) {
 		"protocol submitted example": {
 			spec:   nameEmailPhone,
 			values: `{"name":"Alice","email":"Alice@EXAMPLE.com","phone":"+1 (555) 123-4567"}`,
-			want:   `{"email":"Alice@example.com","name":"Alice","phone":"+15551234567"}`,
+			want:   `{"name":"Alice","email":"Alice@example.com","phone":"+15551234567"}`,
 		},
 		"name is trimmed": {
 			spec:   nameEmailPhone,
 			values: `{"name":"  Alice Example \t","email":"alice@example.com"}`,
-			want:   `{"email":"alice@example.com","name":"Alice Example"}`,
+			want:   `{"name":"Alice Example","email":"alice@example.com"}`,
 		},
 		"blank optional fields are left out": {
 			spec:   nameEmailPhone,
@@ -171,7 +171,7 @@ func TestValidate(t *testing.T) {
 		"volunteered fields are checked and kept": {
 			spec:   requiredEmail,
 			values: `{"name":"Bob","email":"bob@example.com","phone":"555.123.4567"}`,
-			want:   `{"email":"bob@example.com","name":"Bob","phone":"+15551234567"}`,
+			want:   `{"name":"Bob","email":"bob@example.com","phone":"+15551234567"}`,
 		},
 		"volunteered fields are checked": {
 			spec:   requiredEmail,

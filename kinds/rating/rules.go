@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/ratinggen"
 )
 
 // Rules trims the spec and the comment, checks the scale's bounds against
@@ -40,7 +40,7 @@ func (Rules) NormalizeRaise(args map[string]any) {
 }
 
 // CheckSpec wants a scale that goes up.
-func (Rules) CheckSpec(spec *ratinggen.RatingSpec) []kindkit.FieldError {
+func (Rules) CheckSpec(spec *ratinggen.Spec) []kindkit.FieldError {
 	if spec.Scale.Min >= spec.Scale.Max {
 		return []kindkit.FieldError{{Field: "scale", Message: fmt.Sprintf("min (%d) must be less than max (%d)", spec.Scale.Min, spec.Scale.Max)}}
 	}
@@ -50,7 +50,7 @@ func (Rules) CheckSpec(spec *ratinggen.RatingSpec) []kindkit.FieldError {
 // Validate keeps the score on the scale and the comment only when it says
 // something. Without the spec (a conversational submit in a later turn)
 // the score can only be checked against the widest scale the schema allows.
-func (Rules) Validate(spec *ratinggen.RatingSpec, values *ratinggen.RatingValues) (*ratinggen.RatingValues, []kindkit.FieldError) {
+func (Rules) Validate(spec *ratinggen.Spec, values *ratinggen.Values) (*ratinggen.Values, []kindkit.FieldError) {
 	lo, hi := 0, 10
 	if spec != nil {
 		lo, hi = spec.Scale.Min, spec.Scale.Max
@@ -59,7 +59,7 @@ func (Rules) Validate(spec *ratinggen.RatingSpec, values *ratinggen.RatingValues
 	if values.Score < lo || values.Score > hi {
 		errs = append(errs, kindkit.FieldError{Field: "score", Message: fmt.Sprintf("must be a whole number from %d to %d", lo, hi)})
 	}
-	out := &ratinggen.RatingValues{Score: values.Score}
+	out := &ratinggen.Values{Score: values.Score}
 	if values.Comment != nil {
 		if c := strings.TrimSpace(*values.Comment); c != "" {
 			if spec != nil && (spec.AllowComment == nil || !*spec.AllowComment) {
@@ -75,7 +75,7 @@ func (Rules) Validate(spec *ratinggen.RatingSpec, values *ratinggen.RatingValues
 }
 
 // Fallback tells the model how to ask for the rating in words.
-func (Rules) Fallback(spec *ratinggen.RatingSpec, reason string) string {
+func (Rules) Fallback(spec *ratinggen.Spec, reason string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "This channel cannot show a rating scale, so ask in conversation, %s: %q ", reason, spec.Question)
 	fmt.Fprintf(&b, "Ask for a whole number from %d%s to %d%s.", spec.Scale.Min, label(spec.Scale.MinLabel), spec.Scale.Max, label(spec.Scale.MaxLabel))
@@ -95,7 +95,7 @@ func label(l *string) string {
 	return fmt.Sprintf(" (%s)", *l)
 }
 
-func commentShape(spec *ratinggen.RatingSpec) string {
+func commentShape(spec *ratinggen.Spec) string {
 	if spec.AllowComment != nil && *spec.AllowComment {
 		return `, "comment": "<their words>"`
 	}

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/gen/rating"
+	"github.com/kindkit/kindkit/gen/ratinggen"
 	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/kinds/rating"
 )
@@ -27,9 +27,9 @@ func TestParseRaise(t *testing.T) {
 	k := kind(t)
 	for name, c := range map[string]struct{ args, spec, err string }{
 		"canonical": {args: `{"question":" How did we do? ","scale":{"min":1,"max":5,"minLabel":" Badly ","maxLabel":"  "},"reason":"r"}`,
-			spec: `{"question":"How did we do?","scale":{"max":5,"min":1,"minLabel":"Badly"}}`},
+			spec: `{"question":"How did we do?","scale":{"min":1,"max":5,"minLabel":"Badly"}}`},
 		"with comment": {args: `{"question":"Q","scale":{"min":0,"max":10},"allowComment":true}`,
-			spec: `{"allowComment":true,"question":"Q","scale":{"max":10,"min":0}}`},
+			spec: `{"question":"Q","scale":{"min":0,"max":10},"allowComment":true}`},
 		"upside down": {args: `{"question":"Q","scale":{"min":5,"max":1}}`,
 			err: "invalid arguments for request_rating: scale: min (5) must be less than max (1). Fix the arguments and call the tool again."},
 		"too wide": {args: `{"question":"Q","scale":{"min":0,"max":100}}`,
@@ -69,13 +69,13 @@ func TestValidate(t *testing.T) {
 	}{
 		"score":            {spec: &plain.Spec, values: `{"score":4}`, want: `{"score":4}`},
 		"blank comment":    {spec: &plain.Spec, values: `{"score":1,"comment":"  "}`, want: `{"score":1}`},
-		"comment":          {spec: &commented.Spec, values: `{"score":5,"comment":" Great "}`, want: `{"comment":"Great","score":5}`},
+		"comment":          {spec: &commented.Spec, values: `{"score":5,"comment":" Great "}`, want: `{"score":5,"comment":"Great"}`},
 		"unwanted comment": {spec: &plain.Spec, values: `{"score":5,"comment":"Great"}`, errs: []kindkit.FieldError{{Field: "comment", Message: "this question takes no comment"}}},
 		"off the scale":    {spec: &plain.Spec, values: `{"score":6}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be a whole number from 1 to 5"}}},
 		"both wrong":       {spec: &plain.Spec, values: `{"score":0,"comment":"x"}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be a whole number from 1 to 5"}, {Field: "comment", Message: "this question takes no comment"}}},
 		"not a number":     {spec: &plain.Spec, values: `{"score":"4"}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be an integer, not string"}}},
 		"no score":         {spec: &plain.Spec, values: `{}`, errs: []kindkit.FieldError{{Field: "score", Message: "this field is required"}}},
-		"format only":      {values: `{"score":9,"comment":"ok"}`, want: `{"comment":"ok","score":9}`},
+		"format only":      {values: `{"score":9,"comment":"ok"}`, want: `{"score":9,"comment":"ok"}`},
 		"format only, 11":  {values: `{"score":11}`, errs: []kindkit.FieldError{{Field: "score", Message: "must be a whole number from 0 to 10"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestValidate(t *testing.T) {
 func TestFallback(t *testing.T) {
 	k := kind(t)
 	r := kindtest.Raise(t, k, `{"question":"How did we do?","scale":{"min":1,"max":5,"minLabel":"Badly","maxLabel":"Great"},"allowComment":true,"reason":"to improve"}`)
-	want := `{"instructions":"This channel cannot show a rating scale, so ask in conversation, to improve: \"How did we do?\" Ask for a whole number from 1 (Badly) to 5 (Great). Invite a short comment too; it is optional. Then call the submit_interaction tool with kind \"rating\" and values {\"score\": <number>, \"comment\": \"<their words>\"}. It checks the score and tells you what to re-ask. If the visitor would rather not rate, call submit_interaction with declined=true and carry on.","kind":"rating","mode":"conversational","reason":"to improve","spec":{"allowComment":true,"question":"How did we do?","scale":{"max":5,"maxLabel":"Great","min":1,"minLabel":"Badly"}}}`
+	want := `{"instructions":"This channel cannot show a rating scale, so ask in conversation, to improve: \"How did we do?\" Ask for a whole number from 1 (Badly) to 5 (Great). Invite a short comment too; it is optional. Then call the submit_interaction tool with kind \"rating\" and values {\"score\": <number>, \"comment\": \"<their words>\"}. It checks the score and tells you what to re-ask. If the visitor would rather not rate, call submit_interaction with declined=true and carry on.","kind":"rating","mode":"conversational","reason":"to improve","spec":{"question":"How did we do?","scale":{"min":1,"max":5,"minLabel":"Badly","maxLabel":"Great"},"allowComment":true}}`
 	if got := k.Fallback(r.Spec, r.Reason); got != want {
 		t.Errorf("Fallback =\n%s\nwant\n%s", got, want)
 	}

@@ -21,7 +21,7 @@ func TestPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(raise.Spec.JSON), `{"choices":[{"id":"a","text":"Pizza"},{"id":"b","text":"Soup"}],"prompt":"Lunch?"}`; got != want {
+	if got, want := string(raise.Spec.JSON), `{"prompt":"Lunch?","choices":[{"id":"a","text":"Pizza"},{"id":"b","text":"Soup"}]}`; got != want {
 		t.Errorf("spec = %s, want %s", got, want)
 	}
 	if raise.Reason != "to order" {

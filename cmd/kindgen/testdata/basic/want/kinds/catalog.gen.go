@@ -5,7 +5,7 @@ package kinds
 
 import (
 	kindkit "github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/poll"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/pollgen"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.

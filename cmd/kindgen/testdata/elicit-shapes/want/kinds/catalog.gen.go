@@ -5,7 +5,7 @@ package kinds
 
 import (
 	kindkit "github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/elicit-shapes/want/gen/booking"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/elicit-shapes/want/gen/bookinggen"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.

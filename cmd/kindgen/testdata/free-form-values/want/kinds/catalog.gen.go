@@ -5,7 +5,7 @@ package kinds
 
 import (
 	kindkit "github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/free-form-values/want/gen/note"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/free-form-values/want/gen/notegen"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.

@@ -5,7 +5,7 @@ package kinds
 
 import (
 	kindkit "github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/inline/want/gen/survey"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/inline/want/gen/surveygen"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.

@@ -5,7 +5,7 @@ package kinds
 
 import (
 	kindkit "github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/new/want/gen/starrating"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/new/want/gen/starratinggen"
 	"github.com/kindkit/kindkit/cmd/kindgen/testdata/new/want/kinds/starrating"
 )
 

@@ -3,7 +3,7 @@ package kinds_test
 import (
 	"testing"
 
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/gen/feedbackform"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/gen/feedbackformgen"
 	"github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/kinds"
 )
 
@@ -22,13 +22,13 @@ func TestFeedbackForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var _ feedbackformgen.FeedbackFormSpec
-	var _ = feedbackformgen.FeedbackFormTopic{Scales: []feedbackformgen.FeedbackFormScale{{}}}
+	var _ feedbackformgen.Spec
+	var _ = feedbackformgen.Topic{Scales: []feedbackformgen.Scale{{}}}
 	values, errs := k.Validate(&raise.Spec, []byte(`{"entries":[{"topic":"speed","mood":"happy"}]}`))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if string(values) != `{"entries":[{"mood":"happy","topic":"speed"}]}` {
+	if string(values) != `{"entries":[{"topic":"speed","mood":"happy"}]}` { // the schema's order
 		t.Errorf("values = %s", values)
 	}
 	if _, errs := k.Validate(&raise.Spec, []byte(`{"entries":[{"topic":"speed","mood":"meh"}]}`)); len(errs) != 1 {

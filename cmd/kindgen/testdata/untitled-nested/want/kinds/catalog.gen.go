@@ -5,7 +5,7 @@ package kinds
 
 import (
 	kindkit "github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/gen/feedbackform"
+	"github.com/kindkit/kindkit/cmd/kindgen/testdata/untitled-nested/want/gen/feedbackformgen"
 )
 
 // All returns every kind of spec/interactions, wired to its rules.

@@ -2,7 +2,7 @@
 // its schema (spec/interactions) cannot say.
 package starrating
 
-import "github.com/kindkit/kindkit/cmd/kindgen/testdata/new/want/gen/starrating"
+import "github.com/kindkit/kindkit/cmd/kindgen/testdata/new/want/gen/starratinggen"
 
 // Rules starts as the schema alone. Write the methods of starratinggen.Rules
 // your kind needs (Validate, Fallback, …); the embedded Unimplemented

@@ -4,36 +4,36 @@
 package identityintakegen
 
 // One field of the form.
-type IdentityIntakeField struct {
+type Field struct {
 	// Key corresponds to the JSON schema field "key".
-	Key IdentityIntakeFieldKey `json:"key"`
-
-	// A caption to show instead of the client's own.
-	Label *string `json:"label,omitempty,omitzero"`
+	Key FieldKey `json:"key"`
 
 	// True when the form cannot be submitted without this field.
 	Required bool `json:"required"`
+
+	// A caption to show instead of the client's own.
+	Label *string `json:"label,omitempty,omitzero"`
 }
 
-type IdentityIntakeFieldKey string
+type FieldKey string
 
-const IdentityIntakeFieldKeyEmail IdentityIntakeFieldKey = "email"
-const IdentityIntakeFieldKeyName IdentityIntakeFieldKey = "name"
-const IdentityIntakeFieldKeyPhone IdentityIntakeFieldKey = "phone"
+const FieldKeyEmail FieldKey = "email"
+const FieldKeyName FieldKey = "name"
+const FieldKeyPhone FieldKey = "phone"
 
 // What the agent asks: the fields of the form, in the order shown.
-type IdentityIntakeSpec struct {
+type Spec struct {
 	// At least one field.
-	Fields []IdentityIntakeField `json:"fields"`
+	Fields []Field `json:"fields"`
 }
 
 // What the visitor submits; every key is optional.
-type IdentityIntakeValues struct {
-	// An email address; its domain is lower-cased.
-	Email *string `json:"email,omitempty,omitzero"`
-
+type Values struct {
 	// How the visitor wants to be addressed.
 	Name *string `json:"name,omitempty,omitzero"`
+
+	// An email address; its domain is lower-cased.
+	Email *string `json:"email,omitempty,omitzero"`
 
 	// A phone number; it comes back in E.164 form, such as +15551234567.
 	Phone *string `json:"phone,omitempty,omitzero"`

@@ -4,37 +4,37 @@
 package ratinggen
 
 // The scale: whole numbers from min to max.
-type RatingScale struct {
-	// The highest score.
-	Max int `json:"max"`
-
-	// Words for the highest score, such as "Very".
-	MaxLabel *string `json:"maxLabel,omitempty,omitzero"`
-
+type Scale struct {
 	// The lowest score.
 	Min int `json:"min"`
 
+	// The highest score.
+	Max int `json:"max"`
+
 	// Words for the lowest score, such as "Not at all".
 	MinLabel *string `json:"minLabel,omitempty,omitzero"`
+
+	// Words for the highest score, such as "Very".
+	MaxLabel *string `json:"maxLabel,omitempty,omitzero"`
 }
 
 // What the agent asks: the question and its scale.
-type RatingSpec struct {
-	// True to offer a free-text comment beside the score.
-	AllowComment *bool `json:"allowComment,omitempty,omitzero"`
-
+type Spec struct {
 	// What the visitor rates, as they read it.
 	Question string `json:"question"`
 
 	// Scale corresponds to the JSON schema field "scale".
-	Scale RatingScale `json:"scale"`
+	Scale Scale `json:"scale"`
+
+	// True to offer a free-text comment beside the score.
+	AllowComment *bool `json:"allowComment,omitempty,omitzero"`
 }
 
 // What the visitor submits.
-type RatingValues struct {
-	// An optional comment; blank counts as absent.
-	Comment *string `json:"comment,omitempty,omitzero"`
-
+type Values struct {
 	// The score, a whole number on the scale.
 	Score int `json:"score"`
+
+	// An optional comment; blank counts as absent.
+	Comment *string `json:"comment,omitempty,omitzero"`
 }

@@ -4,21 +4,21 @@
 package elicitationgen
 
 // What the MCP server asks.
-type ElicitationSpec struct {
+type Spec struct {
+	// The name the MCP server was given in kindkit's configuration.
+	Server string `json:"server"`
+
 	// The server's message to the person.
 	Message string `json:"message"`
 
 	// The schema of the answer: an object with top-level properties of primitive
 	// types only, as MCP allows.
-	RequestedSchema ElicitationSpecRequestedSchema `json:"requestedSchema"`
-
-	// The name the MCP server was given in kindkit's configuration.
-	Server string `json:"server"`
+	RequestedSchema SpecRequestedSchema `json:"requestedSchema"`
 }
 
 // The schema of the answer: an object with top-level properties of primitive types
 // only, as MCP allows.
-type ElicitationSpecRequestedSchema map[string]interface{}
+type SpecRequestedSchema map[string]interface{}
 
 // The answer's content, checked against the spec's requestedSchema.
-type ElicitationValues map[string]interface{}
+type Values map[string]interface{}

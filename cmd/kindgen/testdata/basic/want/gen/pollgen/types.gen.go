@@ -3,23 +3,23 @@
 
 package pollgen
 
-type PollChoice struct {
-	// Id corresponds to the JSON schema field "id".
-	Id string `json:"id"`
+type Choice struct {
+	// ID corresponds to the JSON schema field "id".
+	ID string `json:"id"`
 
 	// Text corresponds to the JSON schema field "text".
 	Text string `json:"text"`
 }
 
-type PollSpec struct {
-	// Choices corresponds to the JSON schema field "choices".
-	Choices []PollChoice `json:"choices"`
-
+type Spec struct {
 	// What to vote on.
 	Prompt string `json:"prompt"`
+
+	// Choices corresponds to the JSON schema field "choices".
+	Choices []Choice `json:"choices"`
 }
 
-type PollValues struct {
+type Values struct {
 	// Choice corresponds to the JSON schema field "choice".
 	Choice string `json:"choice"`
 }

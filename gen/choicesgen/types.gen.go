@@ -4,7 +4,7 @@
 package choicesgen
 
 // The answer to one question.
-type ChoicesAnswer struct {
+type Answer struct {
 	// The header of the question answered.
 	Header string `json:"header"`
 
@@ -16,38 +16,38 @@ type ChoicesAnswer struct {
 }
 
 // One answer on offer.
-type ChoicesOption struct {
-	// An optional line that explains the option.
-	Description *string `json:"description,omitempty,omitzero"`
-
+type Option struct {
 	// The text on the chip; a pick submits exactly this text.
 	Label string `json:"label"`
+
+	// An optional line that explains the option.
+	Description *string `json:"description,omitempty,omitzero"`
 }
 
 // One question of the card.
-type ChoicesQuestion struct {
+type Question struct {
+	// The full question as the visitor reads it.
+	Question string `json:"question"`
+
 	// A caption of at most 12 characters; it names the question in answers, so it is
 	// unique within one raise.
 	Header string `json:"header"`
 
+	// The two to four answers on offer.
+	Options []Option `json:"options"`
+
 	// True when the visitor may pick more than one option.
 	MultiSelect bool `json:"multiSelect,omitempty,omitzero"`
-
-	// The two to four answers on offer.
-	Options []ChoicesOption `json:"options"`
-
-	// The full question as the visitor reads it.
-	Question string `json:"question"`
 }
 
 // What the agent asks: the questions, in the order the card shows them.
-type ChoicesSpec struct {
+type Spec struct {
 	// Between one and four questions.
-	Questions []ChoicesQuestion `json:"questions"`
+	Questions []Question `json:"questions"`
 }
 
 // What the visitor submits: one answer per question.
-type ChoicesValues struct {
+type Values struct {
 	// The answers, each naming its question by header.
-	Answers []ChoicesAnswer `json:"answers"`
+	Answers []Answer `json:"answers"`
 }

@@ -3,10 +3,10 @@
 
 package notegen
 
-type NoteSpec struct {
+type Spec struct {
 	// Message corresponds to the JSON schema field "message".
 	Message string `json:"message"`
 }
 
 // Whatever the visitor submits.
-type NoteValues map[string]interface{}
+type Values map[string]interface{}

@@ -4,13 +4,13 @@
 package starratinggen
 
 // What the agent asks.
-type StarRatingSpec struct {
+type Spec struct {
 	// The question, as the person reads it.
 	Prompt string `json:"prompt"`
 }
 
 // What the person submits.
-type StarRatingValues struct {
+type Values struct {
 	// The person's answer.
 	Answer string `json:"answer"`
 }
