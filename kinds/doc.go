@@ -4,4 +4,4 @@
 // to its rules.
 package kinds
 
-//go:generate go run ../cmd/kindgen -root ..
+//go:generate go tool kindgen -root ..

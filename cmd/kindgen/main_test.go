@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -264,7 +265,8 @@ func copyTree(t *testing.T, from, to string) {
 }
 
 // kindgen new scaffolds a kind that generates at once, and never
-// overwrites. What it writes (schema, rules, and what kindgen generates from
+// overwrites. In a module with no go:generate line for kindgen it writes one
+// (kinds/doc.go). What it writes (schema, rules, and what kindgen generates from
 // them) is compared whole with testdata/new/want, a tree of this module that
 // TestGoldenPackagesRun builds.
 func TestNew(t *testing.T) {
@@ -277,7 +279,8 @@ func TestNew(t *testing.T) {
 	if code := kindgen.Main([]string{"new", "-root", root, "star_rating"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("kindgen new: %d %s", code, stderr.String())
 	}
-	wantOut := "wrote kinds/starrating/rules.go\nwrote spec/interactions/star-rating.schema.json\n"
+	wantOut := "wrote kinds/doc.go\nwrote kinds/starrating/rules.go\nwrote spec/interactions/star-rating.schema.json\n" +
+		"go.mod has no tool directive for kindgen, which go generate runs: go get -tool " + kindgen.KindgenPath + "\n"
 	if diff := cmp.Diff(wantOut, stdout.String()); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
@@ -307,5 +310,58 @@ func TestNew(t *testing.T) {
 		if code := kindgen.Main(args, &bytes.Buffer{}, &stderr); code == 0 {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// kindgen new writes a go:generate line only in a module that has none, and
+// never over a file: beside a kinds/doc.go of the user's own it writes
+// kinds/generate.go; with a line anywhere in the module, nothing. With a
+// tool directive in go.mod it has nothing to say about one.
+func TestNewGenerateLine(t *testing.T) {
+	gomod := "module example.com/acme\n\ngo 1.26\n\ntool " + kindgen.KindgenPath + "\n"
+	for name, c := range map[string]struct {
+		have     map[string]string
+		wantFile string // "" for none
+	}{
+		"empty module":          {wantFile: "kinds/doc.go"},
+		"own doc.go":            {have: map[string]string{"kinds/doc.go": "// Package kinds is mine.\npackage kinds\n"}, wantFile: "kinds/generate.go"},
+		"line elsewhere":        {have: map[string]string{"tools/gen.go": "package tools\n\n//go:generate go tool kindgen -root ..\n"}},
+		"line in testdata only": {have: map[string]string{"testdata/x/gen.go": "package x\n\n//go:generate go tool kindgen\n"}, wantFile: "kinds/doc.go"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			have := map[string]string{"go.mod": gomod}
+			for rel, text := range c.have {
+				have[rel] = text
+			}
+			for rel, text := range have {
+				os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755)
+				if err := os.WriteFile(filepath.Join(root, rel), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			if code := kindgen.Main([]string{"new", "-root", root, "poll"}, &stdout, &stderr); code != 0 {
+				t.Fatalf("kindgen new: %d %s", code, stderr.String())
+			}
+			got := allFiles(t, root)
+			for rel, text := range have {
+				if string(got[rel]) != text {
+					t.Errorf("%s was changed:\n%s", rel, got[rel])
+				}
+			}
+			var written []string
+			for rel, data := range got {
+				if _, ok := have[rel]; !ok && strings.Contains(string(data), "//go:generate go tool kindgen -root ..") {
+					written = append(written, rel)
+				}
+			}
+			if want := []string{c.wantFile}; c.wantFile == "" && len(written) > 0 || c.wantFile != "" && !slices.Equal(written, want) {
+				t.Errorf("generate line written in %v, want %q", written, c.wantFile)
+			}
+			if strings.Contains(stdout.String(), "tool directive") {
+				t.Errorf("go.mod has the tool directive, yet kindgen new says:\n%s", stdout.String())
+			}
+		})
 	}
 }

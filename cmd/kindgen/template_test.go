@@ -11,7 +11,8 @@ import (
 // TestTemplate starts a project from kindkit as a new user would: a copy of
 // the project renamed to example.com/acme/mykinds as gonew renames it (go.mod's
 // module line, every Go import, the root package's name), in a fresh git init
-// with nothing committed. In the copy go generate changes nothing, go build
+// with nothing committed, and its go.mod's tool line renamed as the README
+// says. In the copy go generate changes nothing, go build
 // and go vet pass, and so do cmd/kindgen's tests: the goldens, the scaffold
 // and the walkthrough, which pastes the docs' code and runs the kinds' tests
 // and the scenarios. (The rest of the suite has nothing that depends on the
@@ -58,8 +59,11 @@ func TestTemplate(t *testing.T) {
 	if _, err := exec.LookPath("git"); err == nil {
 		runIn(t, dst, nil, "git", "init", "-q")
 	}
-	before := generatedFiles(t, dst)
 	env := []string{"KINDKIT_TEMPLATE=1"}
+	// gonew renames the module line, not the tool line: the README's go mod
+	// edit does.
+	runIn(t, dst, env, "go", "mod", "edit", "-droptool="+module+"/cmd/kindgen", "-tool="+renamed+"/cmd/kindgen")
+	before := generatedFiles(t, dst)
 	runIn(t, dst, env, "go", "generate", "./...")
 	diffTrees(t, before, generatedFiles(t, dst))
 	runIn(t, dst, env, "go", "build", "./...")

@@ -41,7 +41,7 @@ func TestWalkthrough(t *testing.T) {
 		runIn(t, dst, []string{"KINDKIT_WALKTHROUGH=1"}, name, args...)
 	}
 
-	run("go", "run", "./cmd/kindgen", "new", "poll")
+	run("go", "tool", "kindgen", "new", "poll")
 	page, err := os.ReadFile(filepath.Join(repo, "docs", "adding-a-kind.md"))
 	if err != nil {
 		t.Fatal(err)

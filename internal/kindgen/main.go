@@ -113,5 +113,8 @@ func mainNew(args []string, stdout, stderr io.Writer) int {
 	for _, w := range written {
 		fmt.Fprintln(stdout, "wrote", w)
 	}
+	if !HasTool(*root) {
+		fmt.Fprintf(stdout, "go.mod has no tool directive for kindgen, which go generate runs: go get -tool %s\n", KindgenPath)
+	}
 	return Main([]string{"-root", *root}, stdout, stderr)
 }

@@ -13,7 +13,10 @@ import (
 )
 
 // NewKind writes the starting point of a kind under root: its schema and
-// its rules package. It refuses to overwrite either.
+// its rules package. It refuses to overwrite either. In a module with no
+// go:generate line that runs kindgen, it also writes one, in kinds/doc.go
+// (or kinds/generate.go when doc.go is there), so that go generate ./...
+// runs kindgen from then on; it never overwrites that file either.
 func NewKind(root, name string) ([]string, error) {
 	if !wireName.MatchString(name) {
 		return nil, fmt.Errorf("kindgen new: %q is not a lower_snake_case wire name (such as \"rating\" or \"identity_intake\")", name)
@@ -35,6 +38,18 @@ func NewKind(root, name string) ([]string, error) {
 		return nil, err
 	}
 	data.Module = module
+	has, err := hasGenerateLine(root)
+	if err != nil {
+		return nil, err
+	}
+	if !has {
+		for _, rel := range []string{filepath.Join("kinds", "doc.go"), filepath.Join("kinds", "generate.go")} {
+			if _, err := os.Stat(filepath.Join(root, rel)); errors.Is(err, fs.ErrNotExist) {
+				files[rel] = generateTemplate
+				break
+			}
+		}
+	}
 	var written []string
 	out := map[string][]byte{}
 	for rel, tmpl := range files {
@@ -61,6 +76,71 @@ func NewKind(root, name string) ([]string, error) {
 	}
 	return written, nil
 }
+
+// KindgenPath is the import path of the kindgen command: what go.mod's tool
+// directive names.
+var KindgenPath = kindkitPkg + "/cmd/kindgen"
+
+// HasTool reports whether root/go.mod has a tool directive for kindgen.
+func HasTool(root string) bool {
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "tool "))
+		if line == KindgenPath {
+			return true
+		}
+	}
+	return false
+}
+
+// hasGenerateLine reports whether a Go file of the module at root (not in
+// testdata, vendor, hidden folders or nested modules) has a go:generate
+// line that runs kindgen.
+func hasGenerateLine(root string) (bool, error) {
+	found := false
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); p != root && err == nil {
+				return filepath.SkipDir // another module
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "//go:generate "); ok && strings.Contains(rest, "kindgen") {
+				found = true
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+var generateTemplate = template.Must(template.New("generate").Parse(`// Package kinds holds the rules of this module's interaction kinds, one
+// package per kind (kinds/<name>), and the catalog kindgen generates:
+// All returns every kind of spec/interactions wired to its rules.
+package kinds
+
+// go generate ./... runs kindgen, which go.mod names in a tool directive.
+//go:` + /* split, or go generate would run this line */ `generate go tool kindgen -root ..
+`))
 
 var schemaTemplate = template.Must(template.New("schema").Parse(`{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
