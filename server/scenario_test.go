@@ -5,12 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/internal/scenario"
-	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/scenario"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 	"github.com/kindkit/kindkit/store/sqlstore"
@@ -83,49 +79,7 @@ func runDir(t *testing.T, dir string, db store.Store) {
 	}
 	for _, sc := range scenarios {
 		t.Run(filepath.Base(dir)+"/"+filepath.Base(sc.File), func(t *testing.T) {
-			runScenario(t, sc, db)
+			sc.Serve(t, scenario.Setup{Store: db}) // kindkit's own kinds
 		})
-	}
-}
-
-// runScenario boots a fresh server (no auth) on the given store with the
-// scenario's script, tools and knowledge on a real port, and runs it on one
-// socket.
-func runScenario(t *testing.T, sc *scenario.Scenario, db store.Store) {
-	t.Helper()
-	entries := make([]agent.ScriptEntry, len(sc.MockLLMScript))
-	for i, e := range sc.MockLLMScript {
-		entries[i] = agent.ScriptEntry{Kind: e.Kind, Text: e.Text, Name: e.Name, Arguments: e.Arguments, ID: e.ID}
-	}
-	model, err := agent.NewScripted(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.Config{Model: model, ConfirmTools: sc.Server.ConfirmTools, Store: db}
-	if len(sc.Server.Knowledge) > 0 {
-		docs := make([]knowledge.Doc, len(sc.Server.Knowledge))
-		for i, d := range sc.Server.Knowledge {
-			docs[i] = knowledge.Doc{Source: d.Source, Content: d.Content}
-		}
-		if cfg.Knowledge, err = knowledge.New(docs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, tool := range sc.Server.Tools {
-		params := tool.Parameters
-		if len(params) == 0 {
-			params = scenario.DefaultToolParameters
-		}
-		cfg.Tools = append(cfg.Tools, agent.FixedTool(agent.Tool{Name: tool.Name, Description: tool.Description, Parameters: params}, tool.Result))
-	}
-	_, url := startServer(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	res := sc.Check(ctx, url, scenario.Lang, scenario.WithLogf(t.Logf))
-	if res.Tolerated {
-		t.Logf("known divergence (%s): %v", sc.KnownDivergencesReason, res.Err)
-	}
-	if err := res.Failure(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -3,7 +3,7 @@ package choices_test
 import (
 	"testing"
 
-	"github.com/kindkit/kindkit/kinds/kindtest"
+	"github.com/kindkit/kindkit/kindtest"
 )
 
 // fuzzSpecs are the specs FuzzValidate picks from by its spec argument; the

@@ -10,8 +10,9 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/kinds/choices"
-	"github.com/kindkit/kindkit/kinds/kindtest"
+	"github.com/kindkit/kindkit/kindtest"
 )
 
 // The spec most tests validate against: a single-select and a multi-select
@@ -423,7 +424,7 @@ func TestFallback(t *testing.T) {
 // TestCatalog checks that kinds.All wires these rules, not the schema alone.
 func TestCatalog(t *testing.T) {
 	t.Parallel()
-	k := kindtest.FromCatalog(t, choicesgen.Name)
+	k := kindtest.Kind(t, kinds.All, choicesgen.Name)
 	_, err := k.ParseRaise([]byte(`{"questions":[{"question":"q","header":"Plan","options":["a","b"]},{"question":"q","header":"Plan","options":["a","b"]}]}`))
 	var re *kindkit.RaiseError
 	if !errors.As(err, &re) || len(re.Errors) != 1 || re.Errors[0].Message != "duplicate question header 'Plan'" {

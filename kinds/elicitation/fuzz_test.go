@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/kindkit/kindkit/kinds/kindtest"
+	"github.com/kindkit/kindkit/kindtest"
 )
 
 // FuzzRequested raises an arbitrary requested schema and, when it is one

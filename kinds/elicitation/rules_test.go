@@ -9,7 +9,7 @@ import (
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/kinds/elicitation"
-	"github.com/kindkit/kindkit/kinds/kindtest"
+	"github.com/kindkit/kindkit/kindtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

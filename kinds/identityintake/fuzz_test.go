@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kindkit/kindkit"
-	"github.com/kindkit/kindkit/kinds/kindtest"
+	"github.com/kindkit/kindkit/kindtest"
 )
 
 // fuzzSpecs are the specs FuzzValidate picks from by its spec argument; the

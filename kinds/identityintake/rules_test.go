@@ -10,8 +10,9 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/gen/identityintakegen"
+	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/kinds/identityintake"
-	"github.com/kindkit/kindkit/kinds/kindtest"
+	"github.com/kindkit/kindkit/kindtest"
 )
 
 const (
@@ -440,7 +441,7 @@ func TestFallback(t *testing.T) {
 // TestCatalog checks that kinds.All wires these rules, not the schema alone.
 func TestCatalog(t *testing.T) {
 	t.Parallel()
-	k := kindtest.FromCatalog(t, identityintakegen.Name)
+	k := kindtest.Kind(t, kinds.All, identityintakegen.Name)
 	raise, err := k.ParseRaise([]byte(`{"fields":["email"]}`))
 	if err != nil {
 		t.Fatalf("catalog kind ParseRaise: %v", err)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/gen/ratinggen"
-	"github.com/kindkit/kindkit/kinds/kindtest"
 	"github.com/kindkit/kindkit/kinds/rating"
+	"github.com/kindkit/kindkit/kindtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -10,13 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kindkit/kindkit/internal/scenario"
+	"github.com/kindkit/kindkit/scenario"
 )
 
 // The reference corpus is read where it sits, never copied into the project.
 const (
-	referenceDir = "../../../shared/reference/scenarios"
-	ownDir       = "../../spec/conformance/scenarios"
+	referenceDir = "../../shared/reference/scenarios"
+	ownDir       = "../spec/conformance/scenarios"
 )
 
 const okStep = `[{"send":{"action":"ping"},"expect":[{"type":"pong"}]}]`

@@ -1,17 +1,30 @@
 // Package scenario reads and runs protocol conformance scenarios: the JSON
-// files of the smooth-operator scenario corpus (../shared/reference/scenarios)
-// and kindkit's own (spec/conformance/scenarios), in the format of
-// PROTOCOL.md §7.
+// files of the smooth-operator scenario corpus and kindkit's own
+// (spec/conformance/scenarios); docs/adding-a-kind.md (section 4) walks
+// through one.
 //
 // A scenario describes the server it needs (tools, write-confirmation gates,
 // knowledge, a scripted mock model) and a list of steps. Each step sends one
 // client frame over a single WebSocket and matches the events that follow,
-// strictly in order, against its expect list. Booting the server from
-// Scenario.Server and Scenario.MockLLMScript is the caller's job; this
-// package only loads files and drives the socket.
+// strictly in order, against its expect list.
 //
-//	list, err := scenario.LoadDir("spec/conformance/scenarios")
-//	...
+// Test runs a folder of scenario files against any catalog of kinds (a
+// module's own, joined with kindkit's built-in ones or not) and the
+// module's host tools, each against a fresh server of its own made from the
+// scenario: its scripted model, tools, write-confirmation gates and
+// knowledge:
+//
+//	func TestScenarios(t *testing.T) {
+//		catalog, err := kinds.All()
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		scenario.Test(t, scenario.Setup{Catalog: catalog}, "testdata/scenarios")
+//	}
+//
+// Serve runs one scenario that way; Check and Run drive the socket of a
+// server the caller started:
+//
 //	res := s.Check(ctx, "ws://127.0.0.1:8787/ws", scenario.Lang)
 //	if err := res.Failure(); err != nil { ... }
 //

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kindkit/kindkit/internal/scenario"
+	"github.com/kindkit/kindkit/scenario"
 )
 
 const (

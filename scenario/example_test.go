@@ -3,7 +3,7 @@ package scenario_test
 import (
 	"fmt"
 
-	"github.com/kindkit/kindkit/internal/scenario"
+	"github.com/kindkit/kindkit/scenario"
 )
 
 func ExampleParse() {

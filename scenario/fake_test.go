@@ -12,7 +12,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
-	"github.com/kindkit/kindkit/internal/scenario"
+	"github.com/kindkit/kindkit/scenario"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
