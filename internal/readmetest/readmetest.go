@@ -4,6 +4,8 @@ package readmetest
 
 import (
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -31,5 +33,40 @@ func HasFunc(t testing.TB, readme, src, decl string) {
 	}
 	if !strings.Contains(string(doc), string(code[start:start+end+3])) {
 		t.Errorf("%s's %s… is not %s's: copy it again", readme, decl, src)
+	}
+}
+
+// fileBlock is a fenced block whose info string names a file: ```go file=main.go
+var fileBlock = regexp.MustCompile("(?ms)^```[a-z]* file=(\\S+)\n(.*?)^```$")
+
+// Files fails t unless every fenced block of the README's section under
+// heading (a "## " line) that names a file= is, word for word, that file
+// under dir, and the section has at least one such block.
+func Files(t testing.TB, readme, heading, dir string) {
+	t.Helper()
+	doc, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## "+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no section %q", readme, heading)
+	}
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	blocks := fileBlock.FindAllStringSubmatch(section, -1)
+	if len(blocks) == 0 {
+		t.Fatalf("%s: section %q shows no file= block", readme, heading)
+	}
+	for _, b := range blocks {
+		code, err := os.ReadFile(filepath.Join(dir, b[1]))
+		if err != nil {
+			t.Errorf("%s: section %q shows %s: %v", readme, heading, b[1], err)
+			continue
+		}
+		if string(code) != b[2] {
+			t.Errorf("%s: section %q's %s is not %s: copy it again", readme, heading, b[1], filepath.Join(dir, b[1]))
+		}
 	}
 }

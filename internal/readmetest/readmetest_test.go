@@ -1,0 +1,13 @@
+package readmetest_test
+
+import (
+	"testing"
+
+	"github.com/kindkit/kindkit/internal/readmetest"
+)
+
+// The README's "Use kindkit in your own module" shows examples/acme's files
+// as they are; CI builds and tests that module (.ci/run).
+func TestAcme(t *testing.T) {
+	readmetest.Files(t, "../../README.md", "Use kindkit in your own module", "../../examples/acme")
+}
