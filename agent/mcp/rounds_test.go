@@ -17,7 +17,7 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agent/mcp"
-	elicitationgen "github.com/kindkit/kindkit/gen/elicitation"
+	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/internal/mcptest"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
