@@ -176,6 +176,21 @@ func NewEngine(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// Catalog is the kinds the engine hosts.
+func (e *Engine) Catalog() *kindkit.Catalog { return e.cfg.Catalog }
+
+// Store is the store the engine keeps conversations and turns in.
+func (e *Engine) Store() store.Store { return e.cfg.Store }
+
+// AgentName is the agent's name (Config.AgentName).
+func (e *Engine) AgentName() string { return e.cfg.AgentName }
+
+// Clock is the engine's clock, for a transport's own deadlines.
+func (e *Engine) Clock() clockwork.Clock { return e.clock }
+
+// Logger is the engine's logger.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
 // Close stops the engine's loop and its relay to other processes. Running
 // turns go on; Shutdown waits for them.
 func (e *Engine) Close() {

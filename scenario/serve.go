@@ -11,7 +11,6 @@ import (
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -61,7 +60,7 @@ func (s *Scenario) Serve(t *testing.T, setup Setup) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Catalog: setup.Catalog, Model: model, ConfirmTools: s.Server.ConfirmTools, Store: setup.Store,
+	cfg := servertest.Config{Catalog: setup.Catalog, Model: model, ConfirmTools: s.Server.ConfirmTools, Store: setup.Store,
 		Tools: slices.Clone(setup.Tools), Hooks: setup.Hooks}
 	if len(s.Server.Knowledge) > 0 {
 		docs := make([]knowledge.Doc, len(s.Server.Knowledge))

@@ -68,7 +68,7 @@ func (c *conn) internalError(requestID string, err error, what string) {
 }
 
 func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
-	db := c.srv.cfg.Store
+	db := c.srv.store
 	if f.KeepTurns {
 		c.keepTurns = true // for the connection: its turns are what it keeps
 	}
@@ -105,7 +105,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 			conv.Supports = supports
 		}
 	}
-	sess := &store.Session{ID: newID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.cfg.AgentName,
+	sess := &store.Session{ID: newID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.engine.AgentName(),
 		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
 	if created {
 		// A new conversation and its first session are one write.
@@ -159,7 +159,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 // the id's forms.
 func (c *conn) findConversation(ctx context.Context, id string) (*store.Conversation, error) {
 	for _, form := range idForms(id) {
-		if conv, err := c.srv.cfg.Store.Conversation(ctx, form); !errors.Is(err, store.ErrNotFound) {
+		if conv, err := c.srv.store.Conversation(ctx, form); !errors.Is(err, store.ErrNotFound) {
 			return conv, err
 		}
 	}
@@ -187,7 +187,7 @@ func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, er
 		cp := *s // created here, so visible here
 		return &cp, true, nil
 	}
-	s, err := c.srv.cfg.Store.Session(ctx, id)
+	s, err := c.srv.store.Session(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -195,7 +195,7 @@ func (c *conn) session(ctx context.Context, id string) (*store.Session, bool, er
 		return nil, false, err
 	}
 	if c.auth {
-		conv, err := c.srv.cfg.Store.Conversation(ctx, s.ConversationID)
+		conv, err := c.srv.store.Conversation(ctx, s.ConversationID)
 		if err != nil {
 			return nil, false, err
 		}
@@ -270,7 +270,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 		return
 	}
 	if t == nil {
-		p, err := c.srv.cfg.Store.PendingPark(ctx, sess.ConversationID)
+		p, err := c.srv.store.PendingPark(ctx, sess.ConversationID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
@@ -341,7 +341,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	if p, spec := c.heldPark(sess, f.InteractionID); p != nil && c.submitTo(ctx, f, sess, p, spec, true) {
 		return
 	}
-	p, err := s.cfg.Store.PendingPark(ctx, sess.ConversationID)
+	p, err := s.store.PendingPark(ctx, sess.ConversationID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.Type != store.ParkInteraction) {
 		c.send(noPendingEvent(f))
 		return
@@ -479,7 +479,7 @@ func (c *conn) getMessages(ctx context.Context, f *frame) {
 	if c.asked(extEndedTurns) {
 		roles = append(roles, store.RoleEnded)
 	}
-	msgs, more, err := c.srv.cfg.Store.Messages(ctx, sess.ConversationID, roles, cursor, pageSize(f.Limit))
+	msgs, more, err := c.srv.store.Messages(ctx, sess.ConversationID, roles, cursor, pageSize(f.Limit))
 	if errors.Is(err, store.ErrNotFound) && cursor != "" {
 		unknownCursor()
 		return
@@ -542,7 +542,7 @@ const (
 // call's message: on a store that processes share, one whose clock is
 // behind the one that wrote the message leaves the card out.
 func (c *conn) resolvedCards(ctx context.Context, conversationID, before string, oldest *store.Message) (map[string][]object, error) {
-	parks, err := c.srv.cfg.Store.EndedParks(ctx, conversationID, oldest.CreatedAt, before, maxCardParks)
+	parks, err := c.srv.store.EndedParks(ctx, conversationID, oldest.CreatedAt, before, maxCardParks)
 	if err != nil {
 		return nil, err
 	}
@@ -550,13 +550,13 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before string,
 	for _, p := range parks {
 		byCall[p.ToolCall.ID] = append(byCall[p.ToolCall.ID], p)
 	}
-	catalog := c.srv.cfg.Catalog
+	catalog := c.srv.catalog
 	roles := []store.Role{store.RoleUser, store.RoleReply, store.RoleAssistant, store.RoleTool, store.RoleEnded}
 	out := map[string][]object{}
 	results := map[string]*store.Message{} // tool call id → its result, seen before its call
 	var turn []object                      // the cards of the turn being read, newest first
 	for read := 0; read < maxCardWalk; {
-		msgs, more, err := c.srv.cfg.Store.Messages(ctx, conversationID, roles, before, 100)
+		msgs, more, err := c.srv.store.Messages(ctx, conversationID, roles, before, 100)
 		if err != nil {
 			return nil, err
 		}
@@ -675,7 +675,7 @@ func (c *conn) listConversations(ctx context.Context, f *frame) {
 			}
 		}
 	}
-	list, err := c.srv.cfg.Store.ListConversations(ctx, filter, pageSize(f.Limit))
+	list, err := c.srv.store.ListConversations(ctx, filter, pageSize(f.Limit))
 	if err != nil {
 		c.srv.log.Error("list conversations", "err", err)
 		c.send(errorEvent(f.RequestID, codeStorage, "Failed to list conversations."))

@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/internal/demo"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -79,7 +80,7 @@ func FuzzVerifyToken(f *testing.F) {
 // With -auth-secret a conversation is its owner's: another principal (or an
 // anonymous one) cannot resume it, see its session or answer its card.
 func TestConversationsAreScopedToTheirOwner(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: parkingScript(t), AuthSecret: secret})
+	_, url := startServer(t, servertest.Config{Model: parkingScript(t), AuthSecret: secret})
 	exp := time.Now().Add(time.Hour)
 	alice := dial(t, url+"?token="+server.SignToken(secret, server.Principal{Sub: "alice"}, exp))
 	alice.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","supports":["choice_chips"]}`)
@@ -120,7 +121,7 @@ func TestConversationsAreScopedToTheirOwner(t *testing.T) {
 // anonymously: its owner's conversation is as unknown to it as anyone's.
 func TestIdentityEndsWithToken(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	_, url := startServer(t, server.Config{Model: demo.Model{}, AuthSecret: secret, Clock: clock})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}, AuthSecret: secret, Clock: clock})
 	c := dial(t, url+"?token="+server.SignToken(secret, server.Principal{Sub: "alice"}, clock.Now().Add(time.Hour)))
 	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a"}`)
 	conv := path(c.Expect("immediate_response")[0], "data", "conversationId").(string)

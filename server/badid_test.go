@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/internal/servertest"
 )
 
 // An id that cannot be one (a NUL, a lone surrogate, 10 KB, plain text)
@@ -16,7 +16,7 @@ func TestBadIDs(t *testing.T) {
 		"00000000-0000-0000-0000-00000000000\\u0000", "{" + strings.Repeat("0", 36) + "}"}
 	for _, st := range scenarioStores(t) {
 		t.Run(st.name, func(t *testing.T) {
-			_, url := startServer(t, server.Config{Store: st.open(t), Model: parkingScript(t), FrameRate: -1, ClientFrameRate: -1, ConversationRate: -1})
+			_, url := startServer(t, servertest.Config{Store: st.open(t), Model: parkingScript(t), FrameRate: -1, ClientFrameRate: -1, ConversationRate: -1})
 			c := dial(t, url)
 			sid := create(c, "")
 			c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a"}`)

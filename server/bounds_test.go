@@ -22,7 +22,7 @@ import (
 // refills with time.
 func TestFrameRateLimit(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	_, url := startServer(t, server.Config{Model: demo.Model{}, FrameRate: 1, FrameBurst: 3, Clock: clock})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}, FrameRate: 1, FrameBurst: 3, Clock: clock})
 	noisy, quiet := dial(t, url), dial(t, url)
 	for range 5 {
 		noisy.Send(`{"action":"ping","requestId":"p"}`)
@@ -51,7 +51,7 @@ func TestFrameRateLimit(t *testing.T) {
 // TestEchoBounds: a huge requestId is refused, not echoed; an unknown
 // action's name is echoed cut short.
 func TestEchoBounds(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: demo.Model{}})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}})
 	c := dial(t, url)
 	c.Send(`{"action":"ping","requestId":"` + strings.Repeat("r", 300) + `"}`)
 	ev := c.Expect("error")[0]
@@ -68,7 +68,7 @@ func TestEchoBounds(t *testing.T) {
 // TestConnectionCap: upgrades over MaxConnections get 503; a place that
 // frees up can be taken again.
 func TestConnectionCap(t *testing.T) {
-	s := servertest.Start(t, server.Config{Model: demo.Model{}, MaxConnections: 2}, nil)
+	s := servertest.Start(t, servertest.Config{Model: demo.Model{}, MaxConnections: 2}, nil)
 	a, b := dial(t, s.WS()), dial(t, s.WS())
 	a.Send(`{"action":"ping","requestId":"a"}`)
 	a.Expect("pong")
@@ -100,7 +100,7 @@ func TestConnectionCap(t *testing.T) {
 // bounds refill with time.
 func TestClientLimits(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(time.Now())
-	_, url := startServer(t, server.Config{Model: demo.Model{}, AuthSecret: secret, Clock: clock, FrameRate: -1,
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}, AuthSecret: secret, Clock: clock, FrameRate: -1,
 		ClientFrameRate: 1, ClientFrameBurst: 5, ConversationRate: 1, ConversationBurst: 2})
 	as := func(sub string) *client {
 		return dial(t, url+"?token="+server.SignToken(secret, server.Principal{Sub: sub}, clock.Now().Add(time.Hour)))
@@ -141,7 +141,7 @@ func TestClientLimits(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	_, url := startServer(t, server.Config{Model: demo.Model{}, IdleTimeout: 200 * time.Millisecond, Logger: log})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}, IdleTimeout: 200 * time.Millisecond, Logger: log})
 	dead, alive := dial(t, url), dial(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
 	frames := make(chan []byte, 16)

@@ -55,11 +55,11 @@ type conn struct {
 var testHookFrame func(c *conn, in bool, data []byte)
 
 func newConn(s *Server, ws *websocket.Conn, sock *cork.Conn) *conn {
-	limit := rate.Limit(s.cfg.FrameRate)
-	if s.cfg.FrameRate < 0 {
+	limit := rate.Limit(s.opts.FrameRate)
+	if s.opts.FrameRate < 0 {
 		limit = rate.Inf
 	}
-	c := &conn{srv: s, ws: ws, sock: sock, frames: rate.NewLimiter(limit, s.cfg.FrameBurst), wake: make(chan struct{}, 1), inFrame: make(chan struct{}, 1), writerDone: make(chan struct{})}
+	c := &conn{srv: s, ws: ws, sock: sock, frames: rate.NewLimiter(limit, s.opts.FrameBurst), wake: make(chan struct{}, 1), inFrame: make(chan struct{}, 1), writerDone: make(chan struct{})}
 	go c.writeLoop()
 	return c
 }
@@ -85,7 +85,7 @@ func (c *conn) visible(conv *store.Conversation) bool {
 // is aborted.
 func (c *conn) serve(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
-	if c.srv.cfg.IdleTimeout > 0 {
+	if c.srv.opts.IdleTimeout > 0 {
 		defer c.keepAlive(ctx).stop()
 	}
 	defer stop()
@@ -143,7 +143,7 @@ func (c *conn) take(ctx context.Context, typ websocket.MessageType, data []byte)
 // ends before its stop is called.
 func (c *conn) keepAlive(ctx context.Context) *pinger {
 	p := &pinger{}
-	half := c.srv.cfg.IdleTimeout / 2
+	half := c.srv.opts.IdleTimeout / 2
 	ping := func() {
 		p.mu.Lock()
 		if p.stopped {

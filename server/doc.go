@@ -3,7 +3,7 @@
 // sessions and conversations, list_conversations, and verify_otp (which,
 // with no OTP service, answers otp_invalid NOT_FOUND).
 //
-// Turns are run by an agent.Engine the server builds from its Config; each
+// Turns are run by the agent.Engine the server is handed (New); each
 // connection is the engine's Follower for its one turn and turns the
 // engine's events into protocol frames. Each connection has two goroutines
 // (its reader and its ordered writer), plus one while a turn of it is

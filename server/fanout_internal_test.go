@@ -61,10 +61,10 @@ func quietServer(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: demo.Model{}, Logger: slog.New(slog.DiscardHandler)})
+	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: memstore.New(), Model: demo.Model{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.Close)
-	return srv
+	t.Cleanup(eng.Close)
+	return New(eng, Options{})
 }

@@ -61,7 +61,7 @@ func watched(c *client, id string) (text string, end map[string]any) {
 // terminal event.
 func TestEveryTabSeesTheTurn(t *testing.T) {
 	script, _ := agent.NewScripted([]agent.ScriptEntry{{Kind: "text", Text: "Hello from the agent."}})
-	_, url := startServer(t, server.Config{Model: script})
+	_, url := startServer(t, servertest.Config{Model: script})
 	a, b := dial(t, url), dial(t, url)
 	sidA, _, _ := tabs(t, a, b, "")
 	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
@@ -81,7 +81,7 @@ func TestEveryTabSeesTheTurn(t *testing.T) {
 // tokens as one), then the rest live.
 func TestJoinMidTurn(t *testing.T) {
 	m := servertest.NewStall()
-	_, url := startServer(t, server.Config{Model: m})
+	_, url := startServer(t, servertest.Config{Model: m})
 	a := dial(t, url)
 	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a"}`)
 	ack := a.Expect("immediate_response")[0]
@@ -127,7 +127,7 @@ func (m *historyModel) Respond(ctx context.Context, req agent.ModelRequest, onTe
 // that the card was withdrawn. The raising session keeps TURN_IN_PROGRESS.
 func TestMessageWithdrawsCard(t *testing.T) {
 	m := &historyModel{}
-	_, url := startServer(t, server.Config{Model: m})
+	_, url := startServer(t, servertest.Config{Model: m})
 	a, b := dial(t, url), dial(t, url)
 	sidA, sidB, _ := tabs(t, a, b, `["choice_chips"]`)
 	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"quote"}`)
@@ -173,7 +173,7 @@ func TestMessageWithdrawsCard(t *testing.T) {
 // the new turn reads the conversation and its history as they are now.
 func TestFirstMessageAfterAnotherTab(t *testing.T) {
 	m := &historyModel{}
-	_, url := startServer(t, server.Config{Model: m})
+	_, url := startServer(t, servertest.Config{Model: m})
 	a, b := dial(t, url), dial(t, url)
 	sidA, sidB, _ := tabs(t, a, b, `["choice_chips"]`)
 	b.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidB + `","message":"quote"}`)
@@ -204,7 +204,7 @@ func TestFirstMessageAfterAnotherTab(t *testing.T) {
 // The first message of the tab that made the conversation, after another
 // tab declared other capabilities, runs with the new ones: no card.
 func TestFirstMessageAfterNewSupports(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &historyModel{}})
+	_, url := startServer(t, servertest.Config{Model: &historyModel{}})
 	a, b := dial(t, url), dial(t, url)
 	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","supports":["choice_chips"]}`)
 	ack := a.Expect("immediate_response")[0]
@@ -237,8 +237,8 @@ func TestFanOutAcrossProcesses(t *testing.T) {
 		return m
 	}
 	clockB := clockwork.NewFakeClockAt(time.Now())
-	a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: twice(), KeepParksOnDrain: true}, nil)
-	b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: twice(), KeepParksOnDrain: true, Clock: clockB}, nil)
+	a := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: twice(), KeepParksOnDrain: true}, nil)
+	b := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: twice(), KeepParksOnDrain: true, Clock: clockB}, nil)
 	waitListening(t, a, b)
 
 	onA, onB := dial(t, a.WS()), dial(t, b.WS())
@@ -294,7 +294,7 @@ func waitListening(t *testing.T, servers ...*servertest.Server) {
 // The page's "answer in words": a message that names the pending card in
 // withdrawInteraction withdraws it, also from the session that raised it.
 func TestMessageNamesTheCardItAnswers(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &historyModel{}})
+	_, url := startServer(t, servertest.Config{Model: &historyModel{}})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
@@ -318,7 +318,7 @@ func TestMessageNamesTheCardItAnswers(t *testing.T) {
 func TestAbortedTurnEndsForWatchers(t *testing.T) {
 	m := servertest.NewStall()
 	defer close(m.Release)
-	_, url := startServer(t, server.Config{Model: m})
+	_, url := startServer(t, servertest.Config{Model: m})
 	a, b := dial(t, url), dial(t, url)
 	sidA, _, conv := tabs(t, a, b, "")
 	a.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidA + `","message":"hi"}`)
@@ -342,7 +342,7 @@ func TestAbortedTurnEndsForWatchers(t *testing.T) {
 // aborted, §4.10, and this test fails: the catch-up or the end is missing.)
 func TestKeepTurns(t *testing.T) {
 	m := servertest.NewStall()
-	_, url := startServer(t, server.Config{Model: m})
+	_, url := startServer(t, servertest.Config{Model: m})
 	a := dial(t, url)
 	a.Send(`{"action":"create_conversation_session","requestId":"r-create","agentId":"a","keepTurns":true}`)
 	ack := a.Expect("immediate_response")[0]
@@ -368,8 +368,8 @@ func TestKeepTurns(t *testing.T) {
 // only the fan-out tells A.
 func TestCapabilitiesAcrossProcesses(t *testing.T) {
 	dsn := storetest.PostgresDB(t)
-	a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: raiseTwice()}, nil)
-	b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: raiseTwice()}, nil)
+	a := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: raiseTwice()}, nil)
+	b := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: raiseTwice()}, nil)
 	waitListening(t, a, b)
 
 	onA := dial(t, a.WS())
@@ -400,13 +400,13 @@ func TestTabsSeeTheMessage(t *testing.T) {
 		return m
 	}
 	t.Run("one process", func(t *testing.T) {
-		_, url := startServer(t, server.Config{Model: reply()})
+		_, url := startServer(t, servertest.Config{Model: reply()})
 		testTabsSeeTheMessage(t, dial(t, url), dial(t, url), dial(t, url))
 	})
 	t.Run("two processes", func(t *testing.T) {
 		dsn := storetest.PostgresDB(t)
-		a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: reply()}, nil)
-		b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: reply()}, nil)
+		a := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: reply()}, nil)
+		b := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: reply()}, nil)
 		waitListening(t, a, b)
 		testTabsSeeTheMessage(t, dial(t, a.WS()), dial(t, b.WS()), dial(t, b.WS()))
 	})
@@ -449,14 +449,14 @@ func testTabsSeeTheMessage(t *testing.T, sender, asked, plain *client) {
 func TestStopAnotherSocketsTurn(t *testing.T) {
 	t.Run("one process", func(t *testing.T) {
 		m := servertest.NewStall()
-		_, url := startServer(t, server.Config{Model: m})
+		_, url := startServer(t, servertest.Config{Model: m})
 		testStopAnotherSocketsTurn(t, m, dial(t, url), dial(t, url), dial(t, url))
 	})
 	t.Run("two processes", func(t *testing.T) {
 		dsn := storetest.PostgresDB(t)
 		m := servertest.NewStall()
-		a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: m}, nil)
-		b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: servertest.NewStall()}, nil)
+		a := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: m}, nil)
+		b := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: servertest.NewStall()}, nil)
 		waitListening(t, a, b)
 		testStopAnotherSocketsTurn(t, m, dial(t, a.WS()), dial(t, b.WS()), dial(t, b.WS()))
 	})

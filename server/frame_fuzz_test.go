@@ -34,11 +34,12 @@ func FuzzFrames(f *testing.F) {
 		f.Fatal(err)
 	}
 	script, _ := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "request_choices", Arguments: `{"questions":[{"question":"Q","header":"H","options":["a","b"]}]}`}, {Kind: "text", Text: "ok"}})
-	srv, err := New(Config{Catalog: catalog, Store: memstore.New(), Model: script})
+	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: memstore.New(), Model: script})
 	if err != nil {
 		f.Fatal(err)
 	}
-	defer srv.Close()
+	defer eng.Close()
+	srv := New(eng, Options{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &conn{srv: srv, wake: make(chan struct{}, 1)}
 		c.dispatch(context.Background(), data)

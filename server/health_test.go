@@ -12,7 +12,6 @@ import (
 
 	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/servertest"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store/memstore"
 )
 
@@ -43,7 +42,7 @@ func status(t *testing.T, url string) int {
 // no while the server drains.
 func TestHealth(t *testing.T) {
 	st := &flakyStore{Store: memstore.New()}
-	s := servertest.Start(t, server.Config{Model: demo.Model{}, Store: st}, nil)
+	s := servertest.Start(t, servertest.Config{Model: demo.Model{}, Store: st}, nil)
 	if h, r := status(t, s.URL+"/healthz"), status(t, s.URL+"/readyz"); h != 200 || r != 200 {
 		t.Errorf("healthy: /healthz %d, /readyz %d; want 200, 200", h, r)
 	}
@@ -64,7 +63,7 @@ func TestHealth(t *testing.T) {
 // cannot open a socket; an allowed one, the server's own page and a client
 // that sends no Origin can.
 func TestAllowedOrigins(t *testing.T) {
-	s := servertest.Start(t, server.Config{Model: demo.Model{}, AllowedOrigins: []string{"chat.example.com"}}, nil)
+	s := servertest.Start(t, servertest.Config{Model: demo.Model{}, AllowedOrigins: []string{"chat.example.com"}}, nil)
 	for origin, want := range map[string]int{"https://chat.example.com": 101, "https://evil.example": 403, "": 101,
 		"http://" + s.Addr(): 101} { // the server's own page
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

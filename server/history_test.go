@@ -53,7 +53,7 @@ func testHistoryCarriesCards(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, url := startServer(t, server.Config{Model: script, Store: st})
+	_, url := startServer(t, servertest.Config{Model: script, Store: st})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips","rating_scale","`+server.ExtHistoryCards+`"]`)
 	shown := map[string]map[string]any{} // request id → the spec its card showed
@@ -210,7 +210,7 @@ func TestHistoryCarriesEveryCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, url := startServer(t, server.Config{Model: script, Tools: servertest.EveryCardTools(t), ConfirmTools: []string{"delete"}})
+	_, url := startServer(t, servertest.Config{Model: script, Tools: servertest.EveryCardTools(t), ConfirmTools: []string{"delete"}})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips","rating_scale","`+server.ExtHistoryCards+`"]`)
 	until := func(rid, msg, typ string) map[string]any {
@@ -294,7 +294,7 @@ func (m *endingModel) Respond(ctx context.Context, req agent.ModelRequest, onTex
 // that did not ask gets the reference history, which leaves it out.
 func TestHistoryShowsEndedTurns(t *testing.T) {
 	m := &endingModel{said: make(chan struct{}, 1)}
-	_, url := startServer(t, server.Config{Model: m})
+	_, url := startServer(t, servertest.Config{Model: m})
 	c, plain := dial(t, url), dial(t, url)
 	sid, _, conv := tabs(t, c, dial(t, url), `["`+server.ExtEndedTurns+`"]`)
 	resumeConversation(plain, conv, "")

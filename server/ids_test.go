@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -24,7 +24,7 @@ func TestIDsAreUUIDs(t *testing.T) {
 	if err := db.CreateConversation(context.Background(), &store.Conversation{ID: legacy, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	_, url := startServer(t, server.Config{Store: db, Model: parkingScript(t)})
+	_, url := startServer(t, servertest.Config{Store: db, Model: parkingScript(t)})
 	c := dial(t, url)
 	c.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a"}`)
 	ack := c.Expect("immediate_response")[0]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
@@ -43,7 +44,7 @@ func TestListConversationsAnonymous(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, url := startServer(t, server.Config{Model: model})
+	_, url := startServer(t, servertest.Config{Model: model})
 	a := dial(t, url)
 	if list := listConversations(a); len(list) != 0 {
 		t.Fatalf("a fresh connection lists %v", list)
@@ -91,7 +92,7 @@ func TestListConversationsAnonymous(t *testing.T) {
 
 // With auth, a principal lists what it owns, wherever it connects from.
 func TestListConversationsOwned(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: parkingScript(t), AuthSecret: secret})
+	_, url := startServer(t, servertest.Config{Model: parkingScript(t), AuthSecret: secret})
 	exp := time.Now().Add(time.Hour)
 	alice := url + "?token=" + server.SignToken(secret, server.Principal{Sub: "alice"}, exp)
 	_, conv, _ := park(t, alice)
@@ -120,7 +121,7 @@ func (failingList) ListConversations(context.Context, store.ConversationFilter, 
 }
 
 func TestListConversationsStorageError(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: parkingScript(t), Store: failingList{memstore.New()}})
+	_, url := startServer(t, servertest.Config{Model: parkingScript(t), Store: failingList{memstore.New()}})
 	c := dial(t, url)
 	c.Send(`{"action":"list_conversations","requestId":"l"}`)
 	ev := c.Expect("error")[0]

@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/server"
 )
@@ -33,7 +34,7 @@ func TestLogsKeepSecrets(t *testing.T) {
 	sink := &syncbuf.Buffer{}
 	secret := []byte("a-secret-of-the-host")
 	clock := clockwork.NewFakeClock()
-	_, url := startServer(t, server.Config{Model: &failSecond{}, AuthSecret: secret, Clock: clock, ParkTimeout: time.Hour,
+	_, url := startServer(t, servertest.Config{Model: &failSecond{}, AuthSecret: secret, Clock: clock, ParkTimeout: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	token := server.SignToken(secret, server.Principal{Sub: "alice"}, time.Now().Add(time.Hour))
 	c := dial(t, url+"?token="+token)

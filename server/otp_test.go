@@ -3,13 +3,13 @@ package server_test
 import (
 	"testing"
 
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/internal/servertest"
 )
 
 // verify_otp's checks come in PROTOCOL.md §2.9's order; with no OTP
 // service, a well-formed request gets otp_invalid NOT_FOUND.
 func TestVerifyOTP(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: parkingScript(t)})
+	_, url := startServer(t, servertest.Config{Model: parkingScript(t)})
 	c := dial(t, url)
 	sid := create(c, "")
 	for _, tc := range []struct {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kindkit/kindkit/internal/demo"
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/internal/servertest"
 )
 
 // TestREADMEFrames sends the frames of the README's "Try it with any
@@ -31,7 +31,7 @@ func TestREADMEFrames(t *testing.T) {
 	if len(blocks) != 3 {
 		t.Fatalf("%d json frames in the section, want create, message and submit", len(blocks))
 	}
-	_, url := startServer(t, server.Config{Model: demo.Model{}})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}})
 	c := dial(t, url)
 
 	c.Send(blocks[0][1])

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 	"github.com/kindkit/kindkit/store/storetest"
@@ -82,7 +81,7 @@ func expectResumed(c *client) (result, text string) {
 // conversation (inheriting supports), gets the same card, and its submit
 // finishes the turn.
 func TestReconnectKeepsPark(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: parkingScript(t)})
+	_, url := startServer(t, servertest.Config{Model: parkingScript(t)})
 	first, convID, iid := park(t, url)
 	first.WS.CloseNow()
 
@@ -103,7 +102,7 @@ func TestReconnectKeepsPark(t *testing.T) {
 // A client without the capability that resumes the conversation gets the
 // conversational fallback instead of the card.
 func TestReconnectWithoutCapabilityGetsFallback(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: parkingScript(t)})
+	_, url := startServer(t, servertest.Config{Model: parkingScript(t)})
 	first, convID, _ := park(t, url)
 	first.WS.CloseNow()
 
@@ -119,7 +118,7 @@ func TestReconnectWithoutCapabilityGetsFallback(t *testing.T) {
 // one NO_PENDING_INTERACTION, one resumed turn, which both sockets see.
 func TestRacingSubmits(t *testing.T) {
 	for range 20 {
-		_, url := startServer(t, server.Config{Model: parkingScript(t)})
+		_, url := startServer(t, servertest.Config{Model: parkingScript(t)})
 		a, convID, iid := park(t, url)
 		b := dial(t, url)
 		sidB := resumeConversation(b, convID, "")
@@ -155,14 +154,14 @@ func TestOneTurnPerConversation(t *testing.T) {
 	t.Run("one process", func(t *testing.T) {
 		g := &holdModel{started: make(chan struct{}, 1), release: make(chan struct{})}
 		st := memstore.New()
-		_, url := startServer(t, server.Config{Model: g, Store: st})
+		_, url := startServer(t, servertest.Config{Model: g, Store: st})
 		testOneTurnPerConversation(t, g, dial(t, url), dial(t, url), st)
 	})
 	t.Run("two processes", func(t *testing.T) {
 		dsn := storetest.PostgresDB(t)
 		g := &holdModel{started: make(chan struct{}, 1), release: make(chan struct{})}
-		a := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: g}, nil)
-		b := servertest.Start(t, server.Config{Store: openSQL(t, dsn), Model: g}, nil)
+		a := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: g}, nil)
+		b := servertest.Start(t, servertest.Config{Store: openSQL(t, dsn), Model: g}, nil)
 		waitListening(t, a, b)
 		testOneTurnPerConversation(t, g, dial(t, a.WS()), dial(t, b.WS()), openSQL(t, dsn))
 	})
@@ -263,7 +262,7 @@ func (m *gatedModel) Respond(ctx context.Context, req agent.ModelRequest, onText
 // had stopped the turn, because its socket was gone.)
 func TestParkAfterItsSocketClosed(t *testing.T) {
 	m := &gatedModel{gate: make(chan struct{})}
-	srv, url := startServer(t, server.Config{Model: m})
+	srv, url := startServer(t, servertest.Config{Model: m})
 	c := dial(t, url)
 	sid, conv, iid := parkChoices(c)
 	submitPlan(c, sid, iid)

@@ -14,15 +14,15 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/demo"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/syncbuf"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // Bad frames get an error event and the connection keeps working.
 func TestBadFrames(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &agent.Scripted{}})
+	_, url := startServer(t, servertest.Config{Model: &agent.Scripted{}})
 	c := dial(t, url)
 	for name, tc := range map[string]struct{ frame, code, requestID string }{
 		"not JSON":           {`{"action":`, "VALIDATION_ERROR", ""},
@@ -67,7 +67,7 @@ func TestBadFrames(t *testing.T) {
 
 // A frame over 1 MiB ends that connection and no other.
 func TestOversizedFrame(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: &agent.Scripted{}})
+	_, url := startServer(t, servertest.Config{Model: &agent.Scripted{}})
 	big, other := dial(t, url), dial(t, url)
 	big.Send(`{"action":"ping","requestId":"` + strings.Repeat("x", 1<<20) + `"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -83,7 +83,7 @@ func TestOversizedFrame(t *testing.T) {
 // other connections go on.
 func TestClientThatStopsReading(t *testing.T) {
 	sink := &syncbuf.Buffer{}
-	_, url := startServer(t, server.Config{Model: &agent.Scripted{}, FrameRate: -1, ClientFrameRate: -1, Logger: slog.New(slog.NewTextHandler(sink, nil))})
+	_, url := startServer(t, servertest.Config{Model: &agent.Scripted{}, FrameRate: -1, ClientFrameRate: -1, Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	slow, other := dial(t, url), dial(t, url)
 	ping := []byte(`{"action":"ping","requestId":"` + strings.Repeat("p", 256) + `"}`) // the longest echoed
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -137,7 +137,7 @@ func TestCancelWhileParked(t *testing.T) {
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "second"},
 	})
-	_, url := startServer(t, server.Config{Model: script})
+	_, url := startServer(t, servertest.Config{Model: script})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
@@ -170,7 +170,7 @@ func TestParkDeadline(t *testing.T) {
 		{Kind: "text", Text: "moving on"},
 	})
 	clock := clockwork.NewFakeClock()
-	_, url := startServer(t, server.Config{Model: script, ParkTimeout: time.Hour, Clock: clock})
+	_, url := startServer(t, servertest.Config{Model: script, ParkTimeout: time.Hour, Clock: clock})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
@@ -206,7 +206,7 @@ func TestDrainWhileParked(t *testing.T) {
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 		{Kind: "text", Text: "bye"},
 	})
-	srv, url := startServer(t, server.Config{Model: script})
+	srv, url := startServer(t, servertest.Config{Model: script})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
@@ -256,7 +256,7 @@ func (g *gateModel) Respond(ctx context.Context, req agent.ModelRequest, onText 
 // before the socket closes.
 func TestDrainWhileTurnParks(t *testing.T) {
 	g := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
-	srv, url := startServer(t, server.Config{Model: g})
+	srv, url := startServer(t, servertest.Config{Model: g})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
@@ -291,7 +291,7 @@ func TestDrainWhileTurnParks(t *testing.T) {
 // Clients that vanish while their turns run do not hold the drain up.
 func TestDrainWhenClientsVanish(t *testing.T) {
 	g := &gateModel{started: make(chan struct{}, 8), release: make(chan struct{})}
-	srv, url := startServer(t, server.Config{Model: g})
+	srv, url := startServer(t, servertest.Config{Model: g})
 	for range 5 {
 		c := dial(t, url)
 		sid := create(c, `["choice_chips"]`)
@@ -343,7 +343,7 @@ func (g *gateStore) StartTurn(ctx context.Context, m *store.Message, t *store.Pa
 // for it, and for its turn's terminal event, before it closes with 1001.
 func TestDrainWaitsForFrameInFlight(t *testing.T) {
 	st := &gateStore{Store: memstore.New(), inside: make(chan struct{}), release: make(chan struct{})}
-	srv, url := startServer(t, server.Config{Model: demo.Model{}, Store: st})
+	srv, url := startServer(t, servertest.Config{Model: demo.Model{}, Store: st})
 	c := dial(t, url)
 	sid := create(c, "")
 	st.armed.Store(true)
@@ -416,7 +416,7 @@ func TestSubmitHeldPark(t *testing.T) {
 		{Kind: "toolCall", Name: "request_choices", Arguments: raiseChoices},
 	})
 	st := &parkReads{Store: memstore.New()}
-	_, url := startServer(t, server.Config{Model: script, Store: st})
+	_, url := startServer(t, servertest.Config{Model: script, Store: st})
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	submit := func(iid string) {
@@ -462,7 +462,7 @@ func TestSubmitHeldPark(t *testing.T) {
 // socket, whose turn is parked, so the card is not shown again) reach the
 // resumed turn: its next card goes the conversational way.
 func TestCapabilitiesDeclaredWhileParked(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: raiseTwice()})
+	_, url := startServer(t, servertest.Config{Model: raiseTwice()})
 	c := dial(t, url)
 	sid, conv, iid := parkChoices(c)
 	c.Send(`{"action":"create_conversation_session","requestId":"r2","agentId":"a","conversationId":"` + conv + `","supports":[]}`)

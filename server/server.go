@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/jonboulle/clockwork"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
@@ -19,30 +17,10 @@ import (
 	"github.com/kindkit/kindkit/store"
 )
 
-// Config is what a Server is built from.
-type Config struct {
-	Catalog      *kindkit.Catalog
-	Store        store.Store
-	Model        agent.Model
-	Tools        []agent.HostTool // the host's own tools
-	ToolSets     []agent.ToolSet  // more, whose list may change (MCP servers')
-	ConfirmTools []string         // a tool whose name contains one of these waits for confirm_tool_action
-	Hooks        []kindkit.Hook   // run with every accepted answer of their kind; see agent.Config
-	// Knowledge, when set, is searched with each user message: the best
-	// documents go to the model and, as citations, to the client.
-	Knowledge agent.Knowledge
-	// ParkTimeout is how long a park waits before it resolves no_response
-	// (default 24h).
-	ParkTimeout time.Duration
-	// LeaseTimeout is how long a resumed turn stays this process's without
-	// a renewal (default 15s); see agent.Config.
-	LeaseTimeout time.Duration
-	Clock        clockwork.Clock // default the real clock
-	// KeepParksOnDrain leaves parks pending at shutdown, for stores that
-	// outlive the process; otherwise they resolve no_response so every turn
-	// finishes before the process exits.
-	KeepParksOnDrain bool
-	AgentName        string // default "kindkit"
+// Options are the server's own settings, all about the wire: who may
+// connect, and how much one connection or client may send. Everything
+// about turns is the engine's (agent.Config), which the server is handed.
+type Options struct {
 	// AuthSecret turns on HS256 bearer tokens (?token= on /ws): a
 	// conversation belongs to the principal that created it and is
 	// invisible to others. Without it every conversation is visible to
@@ -78,21 +56,23 @@ type Config struct {
 	// negative: never.
 	IdleTimeout time.Duration
 	// MaxConnections bounds the open sockets (default 10000); an upgrade
-	// over it gets 503.
+	// over it gets 503. Open connections are counted by Connections.
 	MaxConnections int
-	// TracerProvider and Metrics go to the turn engine: see agent.Config.
-	// Open connections are counted by Connections.
-	TracerProvider trace.TracerProvider
-	Metrics        agent.Metrics
-	Logger         *slog.Logger
+	Logger         *slog.Logger // default the engine's
 }
 
-// Server is the protocol's http.Handler: /ws, /healthz and /readyz.
+// Server is the protocol's http.Handler: /ws, /healthz and /readyz. It
+// serves the turns of the engine it is handed, which it does not own: the
+// engine's owner stops it, after the server's Shutdown. Mounted under a
+// prefix, it is handed the requests with the prefix stripped
+// (http.StripPrefix).
 type Server struct {
-	cfg      Config
+	opts     Options
 	log      *slog.Logger
 	clock    clockwork.Clock
 	engine   *agent.Engine
+	store    store.Store
+	catalog  *kindkit.Catalog
 	frames   *clientLimits // by client, across its connections
 	creates  *clientLimits // conversations created, by client
 	draining atomic.Bool
@@ -109,53 +89,38 @@ const (
 	healthTimeout   = 2 * time.Second
 )
 
-// New returns a server and starts its engine; Close or Shutdown stops it.
-func New(cfg Config) (*Server, error) {
-	if cfg.AgentName == "" {
-		cfg.AgentName = "kindkit"
+// New returns a server of the engine's turns.
+func New(engine *agent.Engine, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = engine.Logger()
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	if opts.FrameRate == 0 {
+		opts.FrameRate = 20
 	}
-	if cfg.FrameRate == 0 {
-		cfg.FrameRate = 20
+	if opts.FrameBurst <= 0 {
+		opts.FrameBurst = 40
 	}
-	if cfg.FrameBurst <= 0 {
-		cfg.FrameBurst = 40
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = 10000
 	}
-	if cfg.MaxConnections <= 0 {
-		cfg.MaxConnections = 10000
+	if opts.ClientFrameRate == 0 {
+		opts.ClientFrameRate = 200
 	}
-	if cfg.ClientFrameRate == 0 {
-		cfg.ClientFrameRate = 200
+	if opts.ClientFrameBurst <= 0 {
+		opts.ClientFrameBurst = 400
 	}
-	if cfg.ClientFrameBurst <= 0 {
-		cfg.ClientFrameBurst = 400
+	if opts.ConversationRate == 0 {
+		opts.ConversationRate = 10
 	}
-	if cfg.ConversationRate == 0 {
-		cfg.ConversationRate = 10
+	if opts.ConversationBurst <= 0 {
+		opts.ConversationBurst = 100
 	}
-	if cfg.ConversationBurst <= 0 {
-		cfg.ConversationBurst = 100
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = time.Minute
 	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = time.Minute
-	}
-	clock := cfg.Clock
-	if clock == nil {
-		clock = clockwork.NewRealClock()
-	}
-	s := &Server{cfg: cfg, log: cfg.Logger, clock: clock, conns: map[*conn]struct{}{},
-		frames: newClientLimits(cfg.ClientFrameRate, cfg.ClientFrameBurst), creates: newClientLimits(cfg.ConversationRate, cfg.ConversationBurst)}
-	eng, err := agent.NewEngine(agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
-		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout, LeaseTimeout: cfg.LeaseTimeout,
-		KeepParksOnDrain: cfg.KeepParksOnDrain, Clock: cfg.Clock, Logger: cfg.Logger,
-		TracerProvider: cfg.TracerProvider, Metrics: cfg.Metrics, AgentName: cfg.AgentName})
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	s.engine = eng
-	return s, nil
+	return &Server{opts: opts, log: opts.Logger, clock: engine.Clock(), engine: engine, store: engine.Store(), catalog: engine.Catalog(),
+		conns:  map[*conn]struct{}{},
+		frames: newClientLimits(opts.ClientFrameRate, opts.ClientFrameBurst), creates: newClientLimits(opts.ConversationRate, opts.ConversationBurst)}
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +145,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, ready bool) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
-	if err := s.cfg.Store.Ping(ctx); err != nil {
+	if err := s.store.Ping(ctx); err != nil {
 		s.log.Warn("health check: the store does not answer", "err", err)
 		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
 		return
@@ -194,13 +159,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	full := len(s.conns) >= s.cfg.MaxConnections
+	full := len(s.conns) >= s.opts.MaxConnections
 	s.mu.Unlock()
 	if full {
 		http.Error(w, "too many connections", http.StatusServiceUnavailable)
 		return
 	}
-	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.cfg.AllowedOrigins) == 0, OriginPatterns: s.cfg.AllowedOrigins}
+	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.opts.AllowedOrigins) == 0, OriginPatterns: s.opts.AllowedOrigins}
 	cw := &cork.Writer{ResponseWriter: w}
 	ws, err := websocket.Accept(cw, r, opts)
 	if err != nil {
@@ -211,9 +176,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	ws.SetReadLimit(maxFrameBytes)
 	c := newConn(s, ws, cw.Conn)
 	c.ip = remoteIP(r)
-	if len(s.cfg.AuthSecret) > 0 {
+	if len(s.opts.AuthSecret) > 0 {
 		c.auth = true
-		if p, err := VerifyToken(r.URL.Query().Get("token"), s.cfg.AuthSecret, s.clock.Now(), s.cfg.AuthRules); err == nil {
+		if p, err := VerifyToken(r.URL.Query().Get("token"), s.opts.AuthSecret, s.clock.Now(), s.opts.AuthRules); err == nil {
 			c.principal = p
 		} else if r.URL.Query().Has("token") {
 			s.log.Info("rejected token; connection is anonymous", "err", err)
@@ -244,14 +209,10 @@ func (s *Server) Connections() int {
 	return len(s.conns)
 }
 
-// FanOutReady waits until the server hears the turns of the other
-// processes that share its store (Engine.RelayReady), or ctx ends; at once
-// when the store is not shared.
-func (s *Server) FanOutReady(ctx context.Context) error { return s.engine.RelayReady(ctx) }
-
 // Shutdown drains: new upgrades get 503; each connection stops taking
-// frames, its parks resolve no_response (unless KeepParksOnDrain), its
-// turns finish and flush, and it closes with 1001 "server draining".
+// frames, its parks resolve no_response (unless the engine keeps parks on
+// drain), its turns finish and flush, and it closes with 1001 "server
+// draining". The engine goes on: its owner stops it next.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	s.mu.Lock()
@@ -262,16 +223,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.drain(ctx)
-		}()
+		wg.Go(func() { c.drain(ctx) })
 	}
 	wg.Wait()
-	return s.engine.Shutdown(ctx)
+	return ctx.Err()
 }
-
-// Close stops the engine's loop and the fan-out to other processes.
-// Connections are closed by the HTTP server's own shutdown or by Shutdown.
-func (s *Server) Close() { s.engine.Close() }

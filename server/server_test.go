@@ -43,7 +43,7 @@ func (g gatedM) Run() int {
 
 // startServer runs a server with cfg's model and tools on a real port and
 // returns it with its WebSocket URL.
-func startServer(t *testing.T, cfg server.Config) (*server.Server, string) {
+func startServer(t *testing.T, cfg servertest.Config) (*server.Server, string) {
 	t.Helper()
 	s := servertest.Start(t, cfg, nil)
 	return s.Server, s.WS()
@@ -59,7 +59,7 @@ var (
 )
 
 func TestDemoFlow(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: demo.Model{}})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}})
 	c := dial(t, url)
 	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
 	sid := path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
@@ -89,7 +89,7 @@ func TestDemoFlow(t *testing.T) {
 // capability it asks in words, reads the picks from the answer and submits
 // them as the card would.
 func TestDemoFallback(t *testing.T) {
-	_, url := startServer(t, server.Config{Model: demo.Model{}})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}})
 	c := dial(t, url)
 	sid := create(c, "")
 	c.Send(`{"action":"send_message","requestId":"r1","sessionId":"` + sid + `","message":"hi"}`)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -104,12 +103,12 @@ func traceParkResume(t *testing.T, st store.Store) {
 	}
 	tpA, expA := tracer(t)
 	tpB, expB := tracer(t)
-	config := func(tp trace.TracerProvider) server.Config {
+	config := func(tp trace.TracerProvider) servertest.Config {
 		m, err := agent.NewScripted(script)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return server.Config{Model: m, Store: st, Tools: []agent.HostTool{lookup}, KeepParksOnDrain: true, TracerProvider: tp}
+		return servertest.Config{Model: m, Store: st, Tools: []agent.HostTool{lookup}, KeepParksOnDrain: true, TracerProvider: tp}
 	}
 
 	// Process A: the message, the tool call, the card.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kindkit/kindkit/internal/demo"
-	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 	"github.com/kindkit/kindkit/store/sqlstore"
@@ -34,7 +34,7 @@ func TestWritesPerCycle(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := &storetest.Writes{Store: open(t)}
 			reads := &storetest.Reads{Store: st}
-			_, url := startServer(t, server.Config{Model: demo.Model{}, Store: reads})
+			_, url := startServer(t, servertest.Config{Model: demo.Model{}, Store: reads})
 			c := dial(t, url)
 			c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a","supports":["choice_chips"]}`)
 			data := path(c.Expect("immediate_response")[0], "data").(map[string]any)
@@ -70,7 +70,7 @@ func TestWritesPerCycle(t *testing.T) {
 // raised the kind goes in one write with the directive it got back.
 func TestWritesFallbackTurn(t *testing.T) {
 	st := &storetest.Writes{Store: memstore.New()}
-	_, url := startServer(t, server.Config{Model: demo.Model{}, Store: st})
+	_, url := startServer(t, servertest.Config{Model: demo.Model{}, Store: st})
 	c := dial(t, url)
 	c.Send(`{"action":"create_conversation_session","requestId":"r1","agentId":"a"}`)
 	data := path(c.Expect("immediate_response")[0], "data").(map[string]any)

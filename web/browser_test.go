@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +27,6 @@ import (
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/knowledge"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/web"
 )
 
@@ -103,7 +104,7 @@ func startServer(t *testing.T, catalog *kindkit.Catalog, script []agent.ScriptEn
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startServerConfig(t, server.Config{Catalog: catalog, Model: model})
+	return startServerConfig(t, servertest.Config{Catalog: catalog, Model: model})
 }
 
 // catalogWith is catalog and the test's own kinds.
@@ -118,7 +119,7 @@ func catalogWith(t *testing.T, catalog *kindkit.Catalog, extra ...kindkit.Kind) 
 
 // startServerConfig is startServer with a whole config; the store defaults
 // to memory and the log to nothing.
-func startServerConfig(t *testing.T, cfg server.Config) string {
+func startServerConfig(t *testing.T, cfg servertest.Config) string {
 	t.Helper()
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	return servertest.Start(t, cfg, web.Handler(cfg.Catalog)).URL + "/"
@@ -575,7 +576,7 @@ func TestBrowser(t *testing.T) {
 	// says so in the bubble and lets the visitor send again.
 	t.Run("ServerError", func(t *testing.T) {
 		p := newPage(t, browser)
-		p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: failingModel{}}))
+		p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: failingModel{}}))
 		p.say("hello", true)
 		p.waitFor("the error", `document.querySelector('.msg.assistant .turn-error')`)
 		if got := p.text(`.msg.assistant`); !strings.Contains(got, "Let me check") || !strings.Contains(got, "Something went wrong on the server") {
@@ -594,7 +595,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := newPage(t, browser)
-		p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, ConfirmTools: []string{"delete"},
+		p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, ConfirmTools: []string{"delete"},
 			Tools: []agent.HostTool{agent.FixedTool(agent.Tool{Name: "delete_draft", Parameters: []byte(`{"type":"object"}`)}, "deleted")}}))
 		p.say("delete my draft", true)
 		card := `.card[data-kind="confirmation"]`
@@ -636,7 +637,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := newPage(t, browser)
-		p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Knowledge: docs}))
+		p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Knowledge: docs}))
 		p.say("are returns and refunds free?", true)
 		p.waitFor("the sources", `document.querySelector('.msg.assistant .sources')`)
 		if got := p.text(`.msg.assistant .sources`); got != "Sources: returns.md, https://example.com/refunds" {
@@ -728,4 +729,31 @@ type failingModel struct{}
 func (failingModel) Respond(ctx context.Context, _ agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
 	onText("Let me check… ")
 	return agent.ModelResponse{}, errors.New("the model is down")
+}
+
+// TestPageUnderPrefix: the server and the page mounted together under a
+// path prefix (http.StripPrefix) work as at the root: the page finds its
+// files, its kinds and its socket beside it.
+func TestPageUnderPrefix(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "text", Text: "Hello from under /chat/."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := servertest.New(t, servertest.Config{Catalog: catalog, Model: model, Logger: slog.New(slog.DiscardHandler)})
+	chat := http.NewServeMux()
+	chat.Handle("/ws", srv)
+	chat.Handle("/", web.Handler(catalog))
+	mux := http.NewServeMux()
+	mux.Handle("/chat/", http.StripPrefix("/chat", chat))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	p := newPage(t, startBrowser(t))
+	p.open(hs.URL + "/chat/")
+	p.say("hi", true)
+	p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello from under /chat/."))`)
 }

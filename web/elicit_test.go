@@ -14,9 +14,9 @@ import (
 	"github.com/kindkit/kindkit/agent/mcp"
 	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/internal/mcptest"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/kinds/elicitation"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -68,7 +68,7 @@ func TestElicitationInPage(t *testing.T) {
 			}
 			st, clock := memstore.New(), clockwork.NewFakeClock()
 			p := newPage(t, browser)
-			p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Store: st,
+			p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Store: st,
 				ToolSets: []agent.ToolSet{src}, Clock: clock, ParkTimeout: time.Hour}))
 			p.say("ask me", true)
 			card := `.card[data-kind="elicitation"]`

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store/memstore"
@@ -25,14 +26,15 @@ import (
 // the same store and model, as a redeploy does.
 type restartable struct {
 	t    *testing.T
-	cfg  server.Config
+	cfg  servertest.Config
 	addr string
 	srv  *server.Server
+	eng  *agent.Engine
 	hs   *http.Server
 	done chan error
 }
 
-func startRestartable(t *testing.T, cfg server.Config) *restartable {
+func startRestartable(t *testing.T, cfg servertest.Config) *restartable {
 	t.Helper()
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if cfg.Store == nil {
@@ -58,10 +60,12 @@ func (r *restartable) start() {
 		r.t.Fatalf("listen on %s again: %v", r.addr, err)
 	}
 	r.addr = ln.Addr().String()
-	srv, err := server.New(r.cfg)
+	eng, err := agent.NewEngine(r.cfg.Engine())
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	srv := server.New(eng, r.cfg.Options())
+	r.eng = eng
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
 	mux.Handle("/healthz", srv)
@@ -84,6 +88,10 @@ func (r *restartable) stop() {
 	if err := r.srv.Shutdown(ctx); err != nil {
 		r.t.Errorf("shutdown: %v", err)
 	}
+	if err := r.eng.Shutdown(ctx); err != nil {
+		r.t.Errorf("engine shutdown: %v", err)
+	}
+	r.eng.Close()
 	r.srv = nil
 }
 
@@ -111,7 +119,7 @@ func TestOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := startRestartable(t, server.Config{Catalog: catalog, Model: model})
+	r := startRestartable(t, servertest.Config{Catalog: catalog, Model: model})
 	browser := startBrowser(t)
 	p := newPage(t, browser)
 	p.open(r.url())

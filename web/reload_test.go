@@ -9,7 +9,6 @@ import (
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/server"
 )
 
 // TestReloadMidReply: the page is reloaded while a reply is being written.
@@ -24,7 +23,7 @@ func TestReloadMidReply(t *testing.T) {
 	}
 	m := servertest.NewStall()
 	p := newPage(t, startBrowser(t))
-	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: m}))
+	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: m}))
 	p.say("hi", true)
 	<-m.Said
 	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
@@ -54,7 +53,7 @@ func TestReloadMidReplyStop(t *testing.T) {
 	m := servertest.NewStall()
 	defer close(m.Release)
 	p := newPage(t, startBrowser(t))
-	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: m}))
+	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: m}))
 	p.say("hi", true)
 	<-m.Said
 	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
@@ -82,7 +81,7 @@ func TestStoppedReplyAfterReload(t *testing.T) {
 	m := servertest.NewStall()
 	defer close(m.Release)
 	p := newPage(t, startBrowser(t))
-	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: m}))
+	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: m}))
 	p.say("hi", true)
 	<-m.Said
 	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)

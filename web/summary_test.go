@@ -9,7 +9,6 @@ import (
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/server"
 )
 
 // TestCardSummaries: a card that ended collapses to its heading and one
@@ -125,7 +124,7 @@ func TestEveryCardSummary(t *testing.T) {
 	}
 	browser := startBrowser(t)
 	p := newPage(t, browser)
-	p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Tools: servertest.EveryCardTools(t), ConfirmTools: []string{"delete"}}))
+	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Tools: servertest.EveryCardTools(t), ConfirmTools: []string{"delete"}}))
 	reply := func(text string) {
 		t.Helper()
 		p.waitFor("the reply "+text, `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes(`+"`"+text+"`"+`))`)

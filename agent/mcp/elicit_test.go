@@ -19,7 +19,6 @@ import (
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/kinds/elicitation"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -74,7 +73,7 @@ func startKindkit(t *testing.T, url string, st store.Store, clock clockwork.Cloc
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := servertest.Start(t, server.Config{Model: model, Store: st, ToolSets: []agent.ToolSet{desk},
+	srv := servertest.Start(t, servertest.Config{Model: model, Store: st, ToolSets: []agent.ToolSet{desk},
 		Clock: clock, ParkTimeout: time.Hour, KeepParksOnDrain: true}, nil)
 	t.Cleanup(func() { desk.Close() })
 	return &kindkit{srv, desk}

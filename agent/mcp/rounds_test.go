@@ -22,7 +22,6 @@ import (
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/kinds/elicitation"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -45,7 +44,7 @@ func startOn(t *testing.T, name, url, tool string, st store.Store, clock clockwo
 	if st == nil {
 		st = memstore.New()
 	}
-	srv := servertest.Start(t, server.Config{Model: model, Store: st, ToolSets: []agent.ToolSet{src},
+	srv := servertest.Start(t, servertest.Config{Model: model, Store: st, ToolSets: []agent.ToolSet{src},
 		Clock: clock, ParkTimeout: time.Hour, KeepParksOnDrain: true}, nil)
 	t.Cleanup(func() { src.Close() })
 	return &kindkit{srv, src}

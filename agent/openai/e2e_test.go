@@ -11,7 +11,6 @@ import (
 	"github.com/kindkit/kindkit/agent/openai"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
-	"github.com/kindkit/kindkit/server"
 )
 
 // startKindkit runs a kindkit server over the fake chat server and returns
@@ -25,7 +24,7 @@ func startKindkit(t *testing.T, fake *openai.FakeServer) string {
 		t.Fatal(err)
 	}
 	openai.SetMaxRetryDelay(model, 5*time.Millisecond)
-	return servertest.Start(t, server.Config{Model: model, Logger: quiet}, nil).WS()
+	return servertest.Start(t, servertest.Config{Model: model, Logger: quiet}, nil).WS()
 }
 
 func createSession(c *wstest.Client) string {

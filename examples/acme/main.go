@@ -99,8 +99,9 @@ func main() {
 		model, err = openai.New(openai.Config{BaseURL: os.Getenv("OPENAI_BASE_URL"), Model: *modelName, APIKey: os.Getenv("OPENAI_API_KEY")})
 		check(err)
 	}
-	srv, err := server.New(server.Config{Catalog: cat, Store: st, Model: model, Tools: hostTools, KeepParksOnDrain: true})
+	eng, err := agent.NewEngine(agent.Config{Catalog: cat, Store: st, Model: model, Tools: hostTools, KeepParksOnDrain: true})
 	check(err)
+	srv := server.New(eng, server.Options{})
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
 	mux.Handle("/", web.Handler(cat, web.WithTitle("Acme lunch")))
@@ -112,6 +113,7 @@ func main() {
 	<-ctx.Done()
 	srv.Shutdown(context.Background())
 	hs.Shutdown(context.Background())
+	eng.Shutdown(context.Background())
 }
 
 func check(err error) {

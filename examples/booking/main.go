@@ -75,9 +75,10 @@ func main() {
 		model, err = openai.New(openai.Config{BaseURL: os.Getenv("OPENAI_BASE_URL"), Model: *modelName, APIKey: os.Getenv("OPENAI_API_KEY")})
 		check(err)
 	}
-	srv, err := server.New(server.Config{Catalog: catalog, Store: st, Model: model, Tools: []agent.HostTool{tool},
+	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: model, Tools: []agent.HostTool{tool},
 		KeepParksOnDrain: true, LeaseTimeout: *lease})
 	check(err)
+	srv := server.New(eng, server.Options{})
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
 	mux.Handle("/", web.Handler(catalog))
@@ -89,6 +90,7 @@ func main() {
 	<-ctx.Done()
 	srv.Shutdown(context.Background())
 	hs.Shutdown(context.Background())
+	eng.Shutdown(context.Background())
 }
 
 func check(err error) {

@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/kindkit/kindkit/internal/demo"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/telemetry"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 	"github.com/kindkit/kindkit/store/sqlstore"
@@ -73,11 +73,11 @@ func BenchmarkCycle(b *testing.B) {
 // benchConfig is the server's config for BenchmarkCycle: kindserver's with
 // no flags but the store (nil: a memory store) and no per-client bounds:
 // the demo model, metrics on, tracing off.
-func benchConfig(st store.Store) server.Config {
+func benchConfig(st store.Store) servertest.Config {
 	if st == nil {
 		st = memstore.New()
 	}
 	metrics := telemetry.NewMetrics(prometheus.NewRegistry())
-	return server.Config{Model: demo.Model{}, Store: metrics.Store(st), Metrics: metrics, TracerProvider: noop.NewTracerProvider(),
+	return servertest.Config{Model: demo.Model{}, Store: metrics.Store(st), Metrics: metrics, TracerProvider: noop.NewTracerProvider(),
 		ClientFrameRate: -1, ConversationRate: -1}
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/servertest"
-	"github.com/kindkit/kindkit/server"
 )
 
 // startKindkit serves a real kindkit server (demo model, memory store)
@@ -24,12 +23,12 @@ import (
 // address.
 func startKindkit(t *testing.T) string {
 	t.Helper()
-	return startServer(t, server.Config{Model: demo.Model{}})
+	return startServer(t, servertest.Config{Model: demo.Model{}})
 }
 
 // startServer serves a kindkit server made from cfg in-process on a
 // loopback port until the test ends, and returns its address.
-func startServer(t testing.TB, cfg server.Config) string {
+func startServer(t testing.TB, cfg servertest.Config) string {
 	t.Helper()
 	s := servertest.Start(t, cfg, nil)
 	t.Cleanup(func() {

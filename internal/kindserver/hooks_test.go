@@ -7,7 +7,6 @@ import (
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -32,7 +31,7 @@ func TestContactHook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := servertest.Start(t, server.Config{Store: st, Model: model, Hooks: hooks(st)}, nil)
+			srv := servertest.Start(t, servertest.Config{Store: st, Model: model, Hooks: hooks(st)}, nil)
 			c := wstest.Dial(t, srv.WS())
 			supports := `[]`
 			if card {

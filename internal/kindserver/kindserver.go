@@ -159,10 +159,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			allowed = append(allowed, o)
 		}
 	}
-	cfg := server.Config{Catalog: catalog, AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns,
-		ClientFrameRate: *clientFrameRate, ClientFrameBurst: *clientFrameBurst, ConversationRate: *convRate, ConversationBurst: *convBurst, IdleTimeout: *idleTimeout,
-		AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, Store: metrics.Store(store), Model: demo.Model{}, Hooks: hooks(store), ParkTimeout: *parkTimeout, LeaseTimeout: *leaseTimeout, Logger: log,
-		KeepParksOnDrain: *storeDSN != "memory", AuthSecret: []byte(secret), TracerProvider: tracer, Metrics: metrics}
+	cfg := agent.Config{Catalog: catalog, Store: metrics.Store(store), Model: demo.Model{}, Hooks: hooks(store), ParkTimeout: *parkTimeout,
+		LeaseTimeout: *leaseTimeout, Logger: log, KeepParksOnDrain: *storeDSN != "memory", TracerProvider: tracer, Metrics: metrics}
+	wire := server.Options{AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns,
+		ClientFrameRate: *clientFrameRate, ClientFrameBurst: *clientFrameBurst, ConversationRate: *convRate, ConversationBurst: *convBurst,
+		IdleTimeout: *idleTimeout, AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, AuthSecret: []byte(secret)}
 	if *script != "" && *modelName == "demo" {
 		*modelName = "scripted"
 	}
@@ -237,23 +238,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer m.Close()
 		cfg.ToolSets = append(cfg.ToolSets, m)
 	}
-	srv, err := server.New(cfg)
+	eng, err := agent.NewEngine(cfg)
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1
 	}
+	srv := server.New(eng, wire)
 	metrics.WatchConnections(srv.Connections)
 	// Served before it hears the other processes that share its store, a
 	// process would show its sockets a turn that runs elsewhere without
 	// its events (TestTwoProcessesOnePostgres failed so in CI once).
 	rctx, cancel := context.WithTimeout(ctx, fanOutWait)
-	if err := srv.FanOutReady(rctx); err != nil {
+	if err := eng.RelayReady(rctx); err != nil {
 		log.Warn("fan-out: not hearing the other processes yet; serving anyway", "err", err)
 	}
 	cancel()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		srv.Close()
+		eng.Close()
 		log.Error("listen", "addr", *addr, "err", err)
 		return 1
 	}
@@ -263,7 +265,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		dln, err := net.Listen("tcp", *debugAddr)
 		if err != nil {
 			ln.Close()
-			srv.Close()
+			eng.Close()
 			log.Error("listen", "debugAddr", *debugAddr, "err", err)
 			return 1
 		}
@@ -293,7 +295,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			debug.Close()
 		}
 		hs.Close()
-		srv.Close()
+		eng.Close()
 		log.Error("serve", "err", err)
 		return 1
 	case <-ctx.Done():
@@ -307,6 +309,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := hs.Shutdown(dctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	// The turns the drain left running finish, or stay owed to the next
+	// process when the drain timeout ends first.
+	if err := eng.Shutdown(dctx); err != nil {
+		log.Warn("engine shutdown", "err", err)
+	}
+	eng.Close()
 	if debug != nil {
 		if err := debug.Shutdown(dctx); err != nil {
 			log.Warn("debug http shutdown", "err", err)

@@ -18,7 +18,6 @@ import (
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/telemetry"
 	"github.com/kindkit/kindkit/internal/wstest"
-	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
@@ -101,7 +100,7 @@ func TestMetricsAfterCycle(t *testing.T) {
 	metrics := telemetry.NewMetrics(reg)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	s := servertest.Start(t, server.Config{Model: m, Store: metrics.Store(memstore.New()), Tools: []agent.HostTool{lookup}, Metrics: metrics}, mux)
+	s := servertest.Start(t, servertest.Config{Model: m, Store: metrics.Store(memstore.New()), Tools: []agent.HostTool{lookup}, Metrics: metrics}, mux)
 	metrics.WatchConnections(s.Connections)
 
 	c := wstest.Dial(t, s.WS())

@@ -9,8 +9,10 @@ export function setStatus(s, text) {
   el.status.textContent = text;
 }
 
+// wsURL is the socket beside the page: ws under the page's path, so the
+// page and the server may be mounted under a prefix together.
 export function wsURL() {
-  const u = new URL("/ws", location.href);
+  const u = new URL("ws", location.href);
   u.protocol = location.protocol === "https:" ? "wss:" : "ws:";
   u.search = "";
   if (token) u.searchParams.set("token", token);
