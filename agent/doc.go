@@ -6,9 +6,13 @@
 // (<kind>gen.Ask), and MCP servers' tools (agent/mcp).
 //
 // Engine runs turns and is the one owner of a park's life. It needs no
-// socket: a turn tells its Follower what happens (text, tool calls and
-// results, a prompt for a person, the reply), and server turns that into
-// protocol frames. An answer is stored with the take of its park, before
+// socket: every event of a turn (the person's message, text, tool calls
+// and results, a prompt for a person, the reply) goes to the
+// conversation's event stream, which any transport reads with Subscribe:
+// what the running turn said so far, then live, from this process and,
+// on a store that processes share, from the others (the relay, over the
+// store's notifier). server turns it into WebSocket protocol frames;
+// examples/sse is a second transport in a page of code. An answer is stored with the take of its park, before
 // the caller acknowledges it; the turn it resumes then runs under a lease
 // in the store, every step stored with the turn's state, so a process that
 // dies leaves nothing half done: the next one (on PostgreSQL, any other)

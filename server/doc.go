@@ -4,8 +4,9 @@
 // with no OTP service, answers otp_invalid NOT_FOUND).
 //
 // Turns are run by the agent.Engine the server is handed (New); each
-// connection is the engine's Follower for its one turn and turns the
-// engine's events into protocol frames. Each connection has two goroutines
-// (its reader and its ordered writer), plus one while a turn of it is
-// actually running.
+// connection is the engine's Follower for its one turn, and subscribes to
+// the event stream of every conversation it has a session on, so every
+// tab and process sees a turn; it turns the events into protocol frames.
+// Each connection has two goroutines (its reader and its ordered writer),
+// plus one while a turn of it is actually running.
 package server
