@@ -137,7 +137,7 @@ func TestStatic(t *testing.T) {
 	cases := []struct {
 		path, ctype, contains string
 	}{
-		{"/", "text/html", `<script type="module" src="/static/app.js">`},
+		{"/", "text/html", `<script type="module" src="static/app.js">`},
 		{"/static/app.js", "javascript", `from "./js/main.js"`},
 		{"/static/js/cards.js", "javascript", "submit_interaction"},
 		{"/static/style.css", "text/css", ":focus-visible"},
