@@ -484,7 +484,7 @@ func TestBrowser(t *testing.T) {
 		}
 		// A reply from the history can be copied, as a live one can.
 		p.do("copy the reply from the history", chromedp.Evaluate[chromedp.Void](`window.__copied = null; navigator.clipboard.writeText = async (s) => { window.__copied = s }`),
-			chromedp.Click(chromedp.CSS(`.history .msg.assistant button.copy`)))
+			chromedp.Click(chromedp.CSS(`.history .msg.assistant > button.copy`)))
 		p.waitFor("the copied text", `window.__copied === "Noted."`)
 	})
 

@@ -121,10 +121,19 @@ func TestLivePage(t *testing.T) {
 			"no handler, no script": `!document.querySelector('.msg.assistant [onerror], .msg.assistant script') && window.__pwned === undefined`,
 		}
 		p.do("copy the reply", chromedp.Evaluate[chromedp.Void](`window.__copied = null; navigator.clipboard.writeText = async (s) => { window.__copied = s }`),
-			chromedp.Click(chromedp.CSS(`.msg.assistant button.copy`)))
+			chromedp.Click(chromedp.CSS(`.msg.assistant > button.copy`)))
 		p.waitFor("the copied text", `window.__copied !== null`)
 		if got := eval[string](p, `window.__copied`); got != reply {
 			t.Errorf("Copy put %q on the clipboard, want the reply's Markdown", got)
+		}
+		p.do("copy the code", chromedp.Evaluate[chromedp.Void](`window.__copied = null`),
+			chromedp.Click(chromedp.CSS(`.msg.assistant .md pre + button.copy`)))
+		p.waitFor("the copied code", `window.__copied !== null`)
+		if got := eval[string](p, `window.__copied`); got != "go run ./cmd/kindserver\n" {
+			t.Errorf("Copy code put %q on the clipboard, want the code block's text", got)
+		}
+		if got := eval[string](p, `document.querySelector('.msg.assistant .md pre + button.copy').getAttribute("aria-label")`); got != "Copy code block" {
+			t.Errorf("the code's copy button is labelled %q", got)
 		}
 		for name, js := range checks {
 			if !eval[bool](p, js) {

@@ -60,9 +60,12 @@ export function drawMarkdown(node) {
   for (const b of node.querySelectorAll("p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td")) b.setAttribute("dir", "auto");
   // What scrolls sideways (a wide code block, a table) is reachable by
   // keyboard; a table scrolls rather than breaking its words.
+  // A code block has a copy of its own: what a reply's code says is what
+  // people copy most.
   for (const pre of node.querySelectorAll("pre")) {
     pre.setAttribute("tabindex", "0");
     pre.setAttribute("aria-label", "Code");
+    pre.after(copyButton(pre.textContent, "Copy code block", "Copy code"));
   }
   for (const table of node.querySelectorAll("table")) {
     const wrap = h("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Table" });
@@ -217,9 +220,10 @@ export function retryButton(text) {
   return b;
 }
 
-// copyButton copies a finished reply's text, as written (its Markdown).
-export function copyButton(text) {
-  const b = h("button", { type: "button", class: "copy quiet", "aria-label": "Copy the reply", text: "Copy" });
+// copyButton copies text: a finished reply's, as written (its Markdown),
+// or a code block's.
+export function copyButton(text, label = "Copy the reply", shown = "Copy") {
+  const b = h("button", { type: "button", class: "copy quiet", "aria-label": label, text: shown });
   b.addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(text);
@@ -227,7 +231,7 @@ export function copyButton(text) {
     } catch {
       b.textContent = "Could not copy";
     }
-    setTimeout(() => { b.textContent = "Copy"; }, 2000);
+    setTimeout(() => { b.textContent = shown; }, 2000);
   });
   return b;
 }
