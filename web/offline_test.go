@@ -177,3 +177,41 @@ func TestOffline(t *testing.T) {
 		t.Errorf("card status %q", got)
 	}
 }
+
+// TestOfflineReload: what the person typed and picked while the server was
+// away outlives the reload they make when it is back (a page cannot load
+// while its server is away): the card comes again with its pick, and the
+// composer with its draft.
+func TestOfflineReload(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := agent.NewScripted(choicesScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRestartable(t, servertest.Config{Catalog: catalog, Model: model})
+	p := newPage(t, startBrowser(t))
+	p.open(r.url())
+	p.say("quote please", true)
+	card := `.card[data-kind="choices"]`
+	p.do("the card", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
+
+	r.stop()
+	p.do("the offline banner", chromedp.WaitVisible(chromedp.CSS("#offline")))
+	p.do("pick and type while offline", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Pro"]`)),
+		chromedp.SendKeys(chromedp.CSS("#message"), "written while offline"))
+	r.start()
+	p.do("reload", chromedp.Reload())
+	p.waitFor("online again", `document.querySelector("#status").dataset.state === "online"`)
+	p.do("the card again", chromedp.WaitVisible(chromedp.CSS(card+` .chip[data-label="Pro"]`)))
+	if got := eval[string](p, `document.querySelector('`+card+` .chip[data-label="Pro"]').getAttribute("aria-pressed")`); got != "true" {
+		t.Errorf("the pick made offline was lost: aria-pressed=%s", got)
+	}
+	// Trimmed: CDP's Enter of the first message also types its "char" event.
+	if got := strings.TrimSpace(eval[string](p, `document.querySelector("#message").value`)); got != "written while offline" {
+		t.Errorf("the draft made offline: %q", got)
+	}
+}
