@@ -11,14 +11,31 @@ type Spec struct {
 	// The server's message to the person.
 	Message string `json:"message"`
 
-	// The schema of the answer: an object with top-level properties of primitive
-	// types only, as MCP allows.
-	RequestedSchema SpecRequestedSchema `json:"requestedSchema"`
+	// MCP's elicitation mode: form (the default) asks for the requestedSchema's
+	// answer; url asks the person to open url and say when they are done.
+	Mode *SpecMode `json:"mode,omitempty,omitzero"`
+
+	// Form mode only, and required there: the schema of the answer, an object with
+	// top-level properties of primitive types only, as MCP allows.
+	RequestedSchema *SpecRequestedSchema `json:"requestedSchema,omitempty,omitzero"`
+
+	// URL mode only, and required there: the http or https link the person opens.
+	URL *string `json:"url,omitempty,omitzero"`
+
+	// URL mode only: the server's id of the elicitation, which its completion notice
+	// names.
+	ElicitationID *string `json:"elicitationId,omitempty,omitzero"`
 }
 
-// The schema of the answer: an object with top-level properties of primitive types
-// only, as MCP allows.
+type SpecMode string
+
+const SpecModeForm SpecMode = "form"
+const SpecModeURL SpecMode = "url"
+
+// Form mode only, and required there: the schema of the answer, an object with
+// top-level properties of primitive types only, as MCP allows.
 type SpecRequestedSchema map[string]interface{}
 
-// The answer's content, checked against the spec's requestedSchema.
+// The answer's content, checked against the spec's requestedSchema; in URL mode
+// always empty, since the answer stays between the person and the server.
 type Values map[string]interface{}

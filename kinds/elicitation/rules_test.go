@@ -1,6 +1,7 @@
 package elicitation_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -108,5 +109,59 @@ func TestFallback(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("fallback lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestURLMode: a URL-mode elicitation needs an http or https link with a
+// host and no schema, and its answer carries nothing; a form-mode one
+// needs its schema and no link.
+func TestURLMode(t *testing.T) {
+	k := newKind(t)
+	const ok = `{"server":"s","message":"Connect your calendar","mode":"url","url":"https://auth.example.com/connect?x=1","elicitationId":"e1","reason":"r"}`
+	spec := kindtest.Raise(t, k, ok).Spec
+	kindtest.Raise(t, k, `{"server":"s","message":"m","mode":"url","url":"http://localhost:8080/pay","reason":"r"}`) // no id: MCP 2026-07-28
+	kindtest.Raise(t, k, `{"server":"s","message":"m","mode":"form","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}},"reason":"r"}`)
+	for name, c := range map[string]struct{ args, field, want string }{
+		"javascript":        {`"mode":"url","url":"javascript:alert(1)"`, "url", `must be an http or https link (got "javascript:")`},
+		"data":              {`"mode":"url","url":"data:text/html,hi"`, "url", "http or https"},
+		"file":              {`"mode":"url","url":"file:///etc/passwd"`, "url", "http or https"},
+		"relative":          {`"mode":"url","url":"/connect"`, "url", "http or https"},
+		"no host":           {`"mode":"url","url":"https:///connect"`, "url", "must name a host"},
+		"user part":         {`"mode":"url","url":"https://bank.example@evil.example/"`, "url", "user name or password"},
+		"space":             {`"mode":"url","url":"https://a.example/ x"`, "url", "spaces or control characters"},
+		"no url":            {`"mode":"url"`, "url", "needs a url"},
+		"schema in url":     {`"mode":"url","url":"https://a.example/","requestedSchema":{"type":"object","properties":{}}`, "requestedSchema", "no requested schema"},
+		"url in form":       {`"url":"https://a.example/","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}`, "url", "only a URL-mode"},
+		"id in form":        {`"elicitationId":"e","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}`, "elicitationId", "only a URL-mode"},
+		"form needs schema": {`"mode":"form"`, "requestedSchema", "needs a requested schema"},
+		"unknown mode":      {`"mode":"sms","url":"https://a.example/"`, "mode", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := k.ParseRaise([]byte(`{"server":"s","message":"m","reason":"r",` + c.args + `}`))
+			var re *kindkit.RaiseError
+			if !errors.As(err, &re) || len(re.Errors) == 0 || re.Errors[0].Field != c.field || !strings.Contains(re.Errors[0].Message, c.want) {
+				t.Fatalf("error %v, want one on %s with %q", err, c.field, c.want)
+			}
+		})
+	}
+	if out, errs := kindtest.Validate(t, k, &spec, []byte(`{}`)); len(errs) > 0 {
+		t.Errorf("done refused: %v", errs)
+	} else {
+		kindtest.Idempotent(t, k, &spec, out)
+	}
+	if _, errs := kindtest.Validate(t, k, &spec, []byte(`null`)); len(errs) > 0 {
+		t.Errorf("null (done) refused: %v", errs)
+	}
+	if _, errs := kindtest.Validate(t, k, &spec, []byte(`{"password":"hunter2"}`)); len(errs) == 0 || errs[0].Field != "values" {
+		t.Errorf("content accepted in URL mode: %v", errs)
+	}
+	got := k.Fallback(spec, "r")
+	for _, want := range []string{"https://auth.example.com/connect?x=1", "leads to auth.example.com", "Connect your calendar", "tell you when they are done", `values {}`, "declined=true", "do not open or fetch it"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("URL fallback lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Ask for:") {
+		t.Errorf("URL fallback asks for fields:\n%s", got)
 	}
 }
