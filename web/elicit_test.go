@@ -55,7 +55,7 @@ func TestElicitationInPage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
-				Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}}, nil)
+				Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

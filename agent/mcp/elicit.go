@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kindkit/kindkit"
@@ -45,6 +46,7 @@ type liveCall struct {
 	abandoned chan struct{}     // closed when no run needs the call any more
 	abandon   sync.Once
 	cancel    context.CancelFunc // of the call's request
+	answerer  *agent.Answerer    // answers the call's card from outside its runs (complete.go); nil outside a host tool call
 	result    agent.Result       // set before done closes
 	err       error
 
@@ -89,16 +91,17 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (a
 		if session == nil {
 			return agent.Result{}, fmt.Errorf("the MCP server %s is not connected (it is being started again); try later", s.src.Name)
 		}
-		lc = s.start(session, name, args, info.CallID)
+		lc = s.start(ctx, session, name, args, info.CallID)
 	}
 	return s.follow(ctx, name, lc)
 }
 
 // start sends the call, which from then on outlives the run that made it,
 // up to the elicitation timeout.
-func (s *Server) start(session *sdk.ClientSession, name string, args json.RawMessage, id string) *liveCall {
+func (s *Server) start(run context.Context, session *sdk.ClientSession, name string, args json.RawMessage, id string) *liveCall {
 	lc := &liveCall{id: id, session: session, asks: make(chan *elicitation, 4),
 		done: make(chan struct{}), abandoned: make(chan struct{})}
+	lc.answerer, _ = agent.AnswererFrom(run)
 	if id != "" {
 		s.mu.Lock()
 		s.calls[id] = lc
@@ -174,7 +177,7 @@ func (s *Server) follow(ctx context.Context, tool string, lc *liveCall) (agent.R
 		if errors.Is(err, kindkit.ErrParked) {
 			return agent.Result{}, err // the call waits; the answer runs the tool again
 		}
-		lc.pending.reply <- answerOf(values, err)
+		lc.pending.reply <- answerOf(values, err, isURL(lc.pending.params))
 		lc.pending = nil
 		lc.handed++
 	}
@@ -195,10 +198,18 @@ func (lc *liveCall) stop() {
 	lc.cancel()
 }
 
-// spec is the elicitation card's spec for a question.
+// spec is the elicitation card's spec for a question: a form, or a link
+// (only asked of a client that declared URL mode, so URLSpec is set).
 func (s *Server) spec(p *sdk.ElicitParams) json.RawMessage {
+	if isURL(p) {
+		return s.src.Ask.URLSpec(s.src.Name, p.Message, p.URL, p.ElicitationID)
+	}
 	return s.src.Ask.Spec(s.src.Name, p.Message, requestedSchema(p.RequestedSchema))
 }
+
+// isURL tells a URL-mode question from a form (mode absent: form, as MCP
+// says).
+func isURL(p *sdk.ElicitParams) bool { return p.Mode == "url" }
 
 // requestedSchema is the requested schema as a JSON object (the SDK hands
 // it over as whatever the server sent).
@@ -216,9 +227,12 @@ func requestedSchema(v any) map[string]any {
 // answerOf is the server's answer to a question from the person's: accept
 // with the content, decline, or cancel when nobody answered in time. A
 // question kindkit could not ask (its schema broke the kind's rules) is a
-// JSON-RPC error to the server.
-func answerOf(values json.RawMessage, err error) elicitReply {
+// JSON-RPC error to the server. A URL-mode question's accept (the person,
+// or the server's completion notice, said done) carries no content.
+func answerOf(values json.RawMessage, err error, url bool) elicitReply {
 	switch {
+	case err == nil && url:
+		return elicitReply{res: &sdk.ElicitResult{Action: "accept"}}
 	case err == nil:
 		var content map[string]any
 		if err := json.Unmarshal(values, &content); err != nil {
@@ -241,6 +255,9 @@ func (s *Server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	if req.Params == nil {
 		return nil, errors.New("kindkit: elicitation without params")
 	}
+	if isURL(req.Params) && s.src.Ask.URLSpec == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `kindkit did not declare "url" elicitation`}
+	}
 	s.mu.Lock()
 	var lc *liveCall
 	n := 0
@@ -256,8 +273,10 @@ func (s *Server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 			lc, n = c, n+1
 		}
 	}
+	var link *linkWait
 	if n == 1 {
 		lc.open++
+		link = s.linkAsked(lc, req.Params)
 	}
 	s.mu.Unlock()
 	if n != 1 {
@@ -267,6 +286,7 @@ func (s *Server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	defer func() {
 		s.mu.Lock()
 		lc.open--
+		s.linkGone(req.Params.ElicitationID, link)
 		s.mu.Unlock()
 	}()
 	q := &elicitation{params: req.Params, reply: make(chan elicitReply, 1)}

@@ -62,7 +62,7 @@ type kindkit struct {
 
 func startKindkit(t *testing.T, url string, st store.Store, clock clockwork.Clock, script ...agent.ScriptEntry) *kindkit {
 	t.Helper()
-	desk, err := mcp.Start(context.Background(), mcp.Source{Name: "desk", URL: url, Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}}, nil)
+	desk, err := mcp.Start(context.Background(), mcp.Source{Name: "desk", URL: url, Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

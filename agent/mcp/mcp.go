@@ -4,9 +4,12 @@
 // SERVER__tool; a call goes to the server, and its text and structured
 // content come back as the tool's result.
 //
-// A server's questions to the person (MCP elicitation, form mode) become
-// cards: from MCP 2026-07-28 on they come in the call's result and park as
-// data (rounds.go); before, they come during a live call (elicit.go).
+// A server's questions to the person (MCP elicitation, form and URL mode)
+// become cards: from MCP 2026-07-28 on they come in the call's result and
+// park as data (rounds.go); before, they come during a live call
+// (elicit.go). A URL-mode question's card shows the link and waits for the
+// person to say done or cancel, or, before 2026-07-28, for the server's
+// notice that the link's flow was completed (complete.go).
 //
 // A server that dies is started again with backoff; calls meanwhile fail
 // fast with a clear tool error. The tool list is read again when the server
@@ -57,12 +60,18 @@ type Source struct {
 // in by the main: package mcp names no kind. kindkit's own is the
 // elicitation kind:
 //
-//	&mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}
+//	&mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}
 type CardKind struct {
 	Name string // the kind's wire name
-	// Spec is the card's spec for a question of the server named server:
-	// its message, and the schema of the answer it asks for.
+	// Spec is the card's spec for a form-mode question of the server named
+	// server: its message, and the schema of the answer it asks for.
 	Spec func(server, message string, requestedSchema map[string]any) json.RawMessage
+	// URLSpec is the card's spec for a URL-mode question: the server's
+	// message, the link the person is to open, and the server's id of the
+	// elicitation ("" from MCP 2026-07-28 on, which has none). The answer
+	// to such a card carries no values. Nil: the client declares form mode
+	// only, so the server does not ask in URL mode.
+	URLSpec func(server, message, url, elicitationID string) json.RawMessage
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$`)
@@ -95,6 +104,7 @@ type Server struct {
 	tools   []agent.HostTool
 	cmd     *exec.Cmd            // the stdio server's process
 	calls   map[string]*liveCall // by the model's call id: calls waiting on, or for, an elicitation's answer
+	links   map[string]*linkWait // by elicitation id: URL-mode questions of live calls, and early completion notices
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -116,7 +126,7 @@ func Start(ctx context.Context, src Source, log *slog.Logger) (*Server, error) {
 		log = slog.Default()
 	}
 	s := &Server{src: src, log: log.With("mcpServer", src.Name), calls: map[string]*liveCall{},
-		closing: make(chan struct{}), done: make(chan struct{})}
+		links: map[string]*linkWait{}, closing: make(chan struct{}), done: make(chan struct{})}
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -137,6 +147,13 @@ func (s *Server) connect(ctx context.Context) error {
 	}
 	if s.src.Ask != nil {
 		opts.ElicitationHandler = s.elicit // declares the elicitation capability (form mode)
+		if s.src.Ask.URLSpec != nil {
+			// Both modes, and the roots capability the SDK declares by
+			// default (kindkit has no roots: an empty list).
+			opts.Capabilities = &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true},
+				Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}}
+			opts.ElicitationCompleteHandler = s.completed
+		}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "kindkit", Version: "1"}, opts)
 	var transport sdk.Transport

@@ -130,7 +130,7 @@ func (s *Server) callRounds(ctx context.Context, session *sdk.ClientSession, m *
 			case !res.NeedsInput():
 				return resultOf(res), nil
 			}
-			if err := m.next(res, s.src.Ask != nil); err != nil {
+			if err := m.next(res, s.src.Ask); err != nil {
 				s.log.Warn("mcp tool call's input requests refused", "tool", name, "round", m.Rounds, "err", err)
 				return agent.Result{Text: fmt.Sprintf("The MCP server %s's tool %s %v. Tell the person.", s.src.Name, name, err), IsError: true}, nil
 			}
@@ -153,9 +153,10 @@ func (s *Server) callRounds(ctx context.Context, session *sdk.ClientSession, m *
 
 // next makes m the memo of an input-required result, or says why the call
 // ends here: the bound of rounds, or a request kindkit did not declare it
-// could fulfil (the server must not send those). canAsk: the client
-// declared form elicitation.
-func (m *memo) next(res *sdk.CallToolResult, canAsk bool) error {
+// could fulfil (the server must not send those). ask: the kind of the
+// cards, nil when the client declared no elicitation; with its URLSpec it
+// declared URL mode too.
+func (m *memo) next(res *sdk.CallToolResult, ask *CardKind) error {
 	m.Rounds++
 	if m.Rounds > maxRounds {
 		return fmt.Errorf("asked for input %d times in one call; kindkit answers at most %d rounds", m.Rounds, maxRounds)
@@ -173,7 +174,8 @@ func (m *memo) next(res *sdk.CallToolResult, canAsk bool) error {
 	for _, id := range slices.Sorted(maps.Keys(res.InputRequests)) {
 		switch p := res.InputRequests[id].(type) {
 		case *sdk.ElicitParams:
-			if !canAsk || (p.Mode != "" && p.Mode != "form") {
+			switch {
+			case ask == nil, p.Mode != "" && p.Mode != "form" && p.Mode != "url", isURL(p) && ask.URLSpec == nil:
 				return fmt.Errorf("asked for an elicitation in %q mode, which kindkit did not declare", p.Mode)
 			}
 			raw, err := json.Marshal(p)
@@ -217,7 +219,7 @@ func (s *Server) fulfil(ctx context.Context, tool string, m *memo) (sdk.InputRes
 			if values != nil {
 				v = *values
 			}
-			reply := answerOf(v, err)
+			reply := answerOf(v, err, isURL(&p))
 			if reply.err != nil {
 				return nil, reply.err
 			}

@@ -31,7 +31,7 @@ func FuzzInputRequests(f *testing.F) {
 			return
 		}
 		m := &memo{V: memoVersion, Rounds: rounds % (maxRounds + 2)}
-		if err := m.next(&res, true); err != nil {
+		if err := m.next(&res, &CardKind{Name: "elicitation", URLSpec: func(string, string, string, string) json.RawMessage { return nil }}); err != nil {
 			return
 		}
 		if !slices.IsSortedFunc(m.Requests, func(a, b request) int { return strings.Compare(a.ID, b.ID) }) {

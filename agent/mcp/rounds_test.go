@@ -33,7 +33,7 @@ func startOn(t *testing.T, name, url, tool string, st store.Store, clock clockwo
 	if script == nil {
 		script = []agent.ScriptEntry{{Kind: "toolCall", Name: mcp.ToolName(name, tool), Arguments: `{}`, ID: "call-1"}, {Kind: "text", Text: "done"}}
 	}
-	src, err := mcp.Start(context.Background(), mcp.Source{Name: name, URL: url, Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}}, nil)
+	src, err := mcp.Start(context.Background(), mcp.Source{Name: name, URL: url, Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

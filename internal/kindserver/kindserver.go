@@ -229,7 +229,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// A server's question waits as long as its card, and a minute
 		// more, so that the deadline's cancel reaches the server first.
 		src.ElicitTimeout = cfg.ParkTimeout + time.Minute
-		src.Ask = &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec}
+		src.Ask = &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}
 		m, err := mcp.Start(ctx, src, log)
 		if err != nil {
 			log.Error("start mcp server", "mcpServer", src.Name, "err", err)
