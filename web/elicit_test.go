@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +90,89 @@ func TestElicitationInPage(t *testing.T) {
 				t.Errorf("the tool's result %q, want %q in it", r, c.result)
 			}
 			p.waitFor("the card's summary", `document.querySelector('`+card+` .card-status').innerText.includes(`+strconv.Quote(c.summary)+`)`)
+		})
+	}
+}
+
+// TestURLElicitationInPage: the reference MCP server's URL-mode
+// elicitation (trigger-url-elicitation, which it offers only to a client
+// that declared URL mode) is a card that shows the site's domain and the
+// whole link, opened only in a new tab that cannot reach back, and no
+// form at all. Done, pressed with the keyboard, goes back as accept;
+// Cancel as decline; the card ends as "Done" or "Cancelled", and so it is
+// in the history after a reload. At 320 px and in the dark scheme it
+// fits, and axe-core finds nothing serious.
+func TestURLElicitationInPage(t *testing.T) {
+	chromium(t)
+	everything := mcptest.Everything(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t)
+	const link = "https://accounts.example.com/connect?flow=42"
+	for _, c := range []struct {
+		name, button, result, summary string
+	}{
+		{"done", "button[type=submit]", "User completed the URL elicitation flow", "Done"},
+		{"cancel", "button.quiet", "User declined to open the URL", "Cancelled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
+				Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { src.Close() })
+			model, err := agent.NewScripted([]agent.ScriptEntry{
+				{Kind: "toolCall", Name: "everything__trigger-url-elicitation", Arguments: `{"url":"` + link + `","message":"Connect your account to continue."}`},
+				{Kind: "text", Text: "Thanks."}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := memstore.New()
+			p := newPage(t, browser)
+			p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Store: st,
+				ToolSets: []agent.ToolSet{src}, ParkTimeout: time.Hour}))
+			p.say("connect my account", true)
+			card := `.card[data-kind="elicitation"]`
+			p.do("the link card", chromedp.WaitVisible(chromedp.CSS(card+` a.link-url`)))
+			for what, want := range map[string]string{
+				`document.querySelector('` + card + ` .card-title').innerText`:                                               "A tool asks you to open a link",
+				`document.querySelector('` + card + ` .q-text').innerText`:                                                   "Connect your account to continue.",
+				`document.querySelector('` + card + ` .link-domain').innerText`:                                              "accounts.example.com",
+				`document.querySelector('` + card + ` a.link-url').href`:                                                     link,
+				`document.querySelector('` + card + ` a.link-url').target`:                                                   "_blank",
+				`document.querySelector('` + card + ` a.link-url').rel`:                                                      "noopener noreferrer",
+				`document.querySelector('` + card + ` a.link-url').firstChild.textContent`:                                   link,
+				`document.querySelector('` + card + ` button[type=submit]').innerText`:                                       "Done",
+				`document.querySelector('` + card + ` .card-actions .quiet').innerText`:                                      "Cancel",
+				`String(document.querySelectorAll('` + card + ` input, ` + card + ` select, ` + card + ` textarea').length)`: "0",
+			} {
+				if got := eval[string](p, what); got != want {
+					t.Errorf("%s = %q, want %q", what, got, want)
+				}
+			}
+			if name := eval[string](p, `(() => { const a = document.querySelector('`+card+` a.link-url'); return a.innerText + " " + a.querySelector(".sr-only").textContent })()`); !strings.Contains(name, "opens in a new tab") {
+				t.Errorf("the link does not say it opens a new tab: %q", name)
+			}
+			for _, scheme := range []string{"light", "dark"} {
+				p.setLook(320, 640, true, scheme)
+				if w := eval[int](p, `document.documentElement.scrollWidth`); w > 320 {
+					t.Errorf("%s: the page is %d px wide at 320 px", scheme, w)
+				}
+				if os.Getenv("KINDKIT_TEST_AXE") != "" {
+					p.axe(axeSource(t), "the link card at 320 px, "+scheme)
+				}
+			}
+			p.do(c.name+", with the keyboard", chromedp.Focus(chromedp.CSS(card+` .card-actions `+c.button)), chromedp.KeyEvent("\r"))
+			p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Thanks."))`)
+			if r := toolResult(t, st); !strings.Contains(r, c.result) || strings.Contains(r, `"content"`) {
+				t.Errorf("the tool's result %q, want %q in it and no content", r, c.result)
+			}
+			p.waitFor("the card's summary", `document.querySelector('`+card+` .card-status').innerText === `+strconv.Quote(c.summary))
+			p.do("reload", chromedp.Reload())
+			p.waitFor("the card in the history", `[...document.querySelectorAll('.history .card[data-kind="elicitation"]')].some(c => c.innerText.includes("A tool asks you to open a link") && c.innerText.includes(`+strconv.Quote(c.summary)+`))`)
 		})
 	}
 }

@@ -72,6 +72,8 @@ export function buildCard(d, rid, turn) {
   const card = {
     id: d.interactionId, kind, rid, turn, sessionId: state.sessionId, el: node, heading, state: "open",
     toolName: (info && info.toolName) || "request_" + kind, callShown: false,
+    buttons: { submit, decline }, // a kind's card may name them otherwise (link.js)
+    labels: {}, // and say otherwise how it ended: {declined: "Cancelled"}
     fields: new Map(), // error field → {err, focus, mark}
     aliases: new Map(), // index in the sent values → its row's path (rowPath)
     collect: () => ({}),
@@ -79,7 +81,7 @@ export function buildCard(d, rid, turn) {
       card.state = s;
       node.dataset.state = s;
       const busy = s === "sending";
-      submit.disabled = busy;
+      submit.disabled = busy || submit.dataset.keepDisabled === "true";
       decline.disabled = busy;
       form.setAttribute("aria-busy", busy ? "true" : "false");
     },
@@ -125,7 +127,7 @@ export function buildCard(d, rid, turn) {
       if (card.tool) card.tool.resumed();
       for (const c of form.querySelectorAll("button, input, select, textarea")) c.disabled = true;
       generalErr.hidden = true;
-      const label = text || { answered: "Answered", declined: "Declined", closed: "This card is closed." }[how] || how;
+      const label = text || card.labels[how] || { answered: "Answered", declined: "Declined", closed: "This card is closed." }[how] || how;
       status.textContent = label;
       const hadFocus = node.contains(document.activeElement) || document.activeElement === document.body;
       if (hadFocus) el.message.focus();

@@ -1,6 +1,7 @@
 // Any other kind: a form drawn from its Values schema, the spec and its x-ui hints.
 import { errorSlot, requiredMark } from "./cards.js";
 import { h, humanize, uid } from "./core.js";
+import { linkOf, renderLink } from "./link.js";
 
 // The form is drawn from the kind's Values schema and the card's spec.
 // Descriptions are written for the model and for developers, and titles
@@ -12,9 +13,14 @@ import { h, humanize, uid } from "./core.js";
 //                   "maxLabel", "bind": {keyword: spec pointer},
 //                   "options": {"from": spec pointer, "value", "label"},
 //                   "showIf": spec pointer}
+//   on Values:     {"link": spec pointer to a URL}: when the spec has one
+//                  there, the card is a link to open (link.js), not a form
 //
 // Without hints, a card shows the spec's question (PROMPT_KEYS) and its
 // lists (the options a person picks from), never its flags or settings.
+
+// LINK_TITLE is the heading of a card that sends the person to a link.
+export const LINK_TITLE = "A tool asks you to open a link";
 
 // The spec keys a generic card shows as its question, first one wins.
 export const PROMPT_KEYS = ["question", "prompt", "title", "message", "text"];
@@ -27,6 +33,12 @@ export function renderGeneric(card, spec, info, body) {
   const hints = ui(schema);
   if (typeof hints.title === "string" && hints.title.trim()) card.heading.textContent = hints.title;
   body.append(...specText(card.spec, schema));
+  const link = linkOf(schema, card.spec);
+  if (link) {
+    card.heading.textContent = LINK_TITLE;
+    renderLink(card, link, body);
+    return;
+  }
   // schemaFrom: the form is the schema the spec carries (an MCP server's
   // requested schema), else, if that is not a flat object schema, the
   // kind's own.

@@ -1,7 +1,8 @@
 // The one-line summaries of ended cards, live and from the history.
 import { CARDS } from "./cards.js";
 import { h, humanize, state, uid } from "./core.js";
-import { bindSpec, formSchema, labelsOf, ui, withOptions } from "./generic.js";
+import { LINK_TITLE, bindSpec, formSchema, labelsOf, ui, withOptions } from "./generic.js";
+import { linkOf } from "./link.js";
 
 // OUTCOMES are the words for a card that ended without values.
 export const OUTCOMES = {
@@ -10,6 +11,11 @@ export const OUTCOMES = {
   withdrawn: "Answered in words.",
   cancelled: "Stopped.",
 };
+
+// The words for a link card's ends: the person (or the site) said done,
+// or the person cancelled.
+export const LINK_DONE = "Done";
+export const LINK_CANCELLED = "Cancelled";
 
 // CONFIRMED are the words for a write confirmation's answer, as its live
 // card says them.
@@ -23,7 +29,9 @@ export function pastCard(c) {
   const spec = c.spec && typeof c.spec === "object" && !Array.isArray(c.spec) ? c.spec : {};
   const o = c.outcome && typeof c.outcome === "object" ? c.outcome : {};
   const how = o.status === "submitted" ? "answered" : o.status === "declined" ? "declined" : "closed";
-  const text = o.status === "submitted" ? summary(c.kind, spec, o.values) : OUTCOMES[o.status] || "This card is closed.";
+  const link = !!linkOf(kindSchema(c.kind), spec);
+  const text = o.status === "submitted" ? summary(c.kind, spec, o.values)
+    : link && o.status === "declined" ? LINK_CANCELLED : OUTCOMES[o.status] || "This card is closed.";
   const headingId = uid("card-title");
   return h("section", { class: "card", "data-kind": c.kind, "data-state": how, "aria-labelledby": headingId },
     h("h2", { class: "card-title", id: headingId, text: cardTitle(c.kind, spec) }),
@@ -47,15 +55,22 @@ function pastConfirmation(d, outcome) {
 // kind's name.
 export function cardTitle(kind, spec) {
   if (CARDS[kind]) return CARDS[kind].title(spec);
-  const info = state.kinds.get(kind);
-  const t = ui(info && info.valuesSchema).title;
+  if (linkOf(kindSchema(kind), spec)) return LINK_TITLE;
+  const t = ui(kindSchema(kind)).title;
   return typeof t === "string" && t.trim() ? t : humanize(kind);
+}
+
+// kindSchema is kind's Values schema, as the server listed it.
+function kindSchema(kind) {
+  const info = state.kinds.get(kind);
+  return info && info.valuesSchema;
 }
 
 // summary is submitted values in one line, "Plan: Team · Topics: Pricing,
 // SSO", named as the card named them.
 export function summary(kind, spec, values) {
   let parts = [];
+  if (!CARDS[kind] && linkOf(kindSchema(kind), spec)) return LINK_DONE;
   if (CARDS[kind] && CARDS[kind].summary) parts = CARDS[kind].summary(spec, values);
   else {
     const info = state.kinds.get(kind);
