@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/wstest"
 )
 
@@ -168,5 +170,38 @@ func TestInputRequiredURL(t *testing.T) {
 				t.Errorf("tool result %q, want %q", r, c.result)
 			}
 		})
+	}
+}
+
+// TestURLElicitationInWords: a channel that cannot show the card gets the
+// link in the kind's directive; the model's submit_interaction with empty
+// values (the person said done) goes to the waiting server as accept.
+func TestURLElicitationInWords(t *testing.T) {
+	k := startOn(t, "bank", bank(t, "", "", nil).URL, "connect", nil, nil,
+		agent.ScriptEntry{Kind: "toolCall", Name: "bank__connect", Arguments: `{}`, ID: "call-1"},
+		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", ID: "call-2", Arguments: `{"kind":"elicitation","values":{}}`},
+		agent.ScriptEntry{Kind: "text", Text: "done"})
+	c := wstest.Dial(t, k.WS())
+	c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a"}`)
+	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"connect my bank"}`)
+	c.Expect("immediate_response")
+	var results []string
+	for {
+		ev := c.Next()
+		if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
+			results = append(results, r)
+		}
+		if ev["type"] == "eventual_response" {
+			break
+		}
+		if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
+			t.Fatalf("got %v", ev)
+		}
+	}
+	var directive struct{ Instructions string }
+	if len(results) != 2 || json.Unmarshal([]byte(results[0]), &directive) != nil ||
+		!strings.Contains(directive.Instructions, bankLink) || !strings.Contains(directive.Instructions, "leads to bank.example") || results[1] != "accept, content none" {
+		t.Errorf("tool results %q, want the directive with the link, then accept", results)
 	}
 }
