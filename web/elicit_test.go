@@ -132,7 +132,7 @@ func TestURLElicitationInPage(t *testing.T) {
 			}
 			st := memstore.New()
 			p := newPage(t, browser)
-			p.open(startServerConfig(t, server.Config{Catalog: catalog, Model: model, Store: st,
+			p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Store: st,
 				ToolSets: []agent.ToolSet{src}, ParkTimeout: time.Hour}))
 			p.say("connect my account", true)
 			card := `.card[data-kind="elicitation"]`
