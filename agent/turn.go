@@ -294,7 +294,7 @@ func (t *Turn) end() {
 // endedMessage records that the turn ended without its reply, stopped or
 // failed, with what the person saw of the reply (store.RoleEnded).
 func (t *Turn) endedMessage(failed bool) *store.Message {
-	return endedMessage(t.session.ConversationID, joinSteps(t.state.Text, t.streamed.String()), failed, t.eng.clock.Now())
+	return endedMessage(t.session.ConversationID, JoinSteps(t.state.Text, t.streamed.String()), failed, t.eng.clock.Now())
 }
 
 func endedMessage(conv, said string, failed bool, now time.Time) *store.Message {
@@ -558,7 +558,7 @@ func (t *Turn) run() {
 			conv.ModelPos = resp.Position
 		}
 		t.streamed.Reset()
-		t.state.Text = joinSteps(t.state.Text, resp.Text)
+		t.state.Text = JoinSteps(t.state.Text, resp.Text)
 		t.state.Usage = t.state.Usage.Add(resp.Usage)
 		for i := range resp.ToolCalls {
 			if resp.ToolCalls[i].ID == "" {
@@ -579,11 +579,11 @@ func (t *Turn) run() {
 	}
 }
 
-// joinSteps appends the text of a model step to what the turn said
-// before it: a step's text is a block of its own (the words before a card,
-// then the answer after it), so a Markdown heading that opens the next
-// step is not glued onto the last sentence.
-func joinSteps(before, step string) string {
+// JoinSteps appends the text of a model step to what the turn said
+// before it, as a turn's reply is made: a step's text is a block of its own
+// (the words before a card, then the answer after it), so a Markdown
+// heading that opens the next step is not glued onto the last sentence.
+func JoinSteps(before, step string) string {
 	if before == "" || step == "" || strings.HasSuffix(before, "\n\n") || strings.HasPrefix(step, "\n") {
 		return before + step
 	}

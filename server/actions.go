@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/kindkit/kindkit/internal/stack"
@@ -555,6 +556,8 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before string,
 	out := map[string][]object{}
 	results := map[string]*store.Message{} // tool call id → its result, seen before its call
 	var turn []object                      // the cards of the turn being read, newest first
+	var steps []string                     // its model steps' texts, newest first
+	var stepOf []int                       // for each card of turn, how many of steps came after it
 	for read := 0; read < maxCardWalk; {
 		msgs, more, err := c.srv.store.Messages(ctx, conversationID, roles, before, 100)
 		if err != nil {
@@ -579,17 +582,21 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before string,
 					if mine := ps[i:]; len(mine) > 0 {
 						for _, p := range slices.Backward(mine) {
 							turn = append(turn, parkCard(p))
+							stepOf = append(stepOf, len(steps))
 						}
 					} else if card := resolvedCard(catalog, call, results[call.ID]); card != nil {
 						turn = append(turn, card)
+						stepOf = append(stepOf, len(steps))
 					}
 				}
+				steps = append(steps, m.Text)
 			case store.RoleUser:
 				if len(turn) > 0 {
+					placeCards(turn, stepOf, steps)
 					slices.Reverse(turn)
 					out[m.ID] = turn
-					turn = nil
 				}
+				turn, steps, stepOf = nil, nil, nil
 			}
 			if m.ID == oldest.ID {
 				return out, nil
@@ -601,6 +608,21 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before string,
 		before = msgs[len(msgs)-1].ID
 	}
 	return out, nil
+}
+
+// placeCards gives each card of a turn (newest first) its replyOffset:
+// where in the turn's reply it was shown, after the text of the model step
+// that raised it and of those before, as the reply joins them
+// (agent.JoinSteps), in UTF-16 code units (a JavaScript string's index).
+// stepOf[i] is how many of steps (newest first) came after card i's step.
+func placeCards(cards []object, stepOf []int, steps []string) {
+	for i, card := range cards {
+		said := ""
+		for _, text := range slices.Backward(steps[stepOf[i]:]) {
+			said = agent.JoinSteps(said, text)
+		}
+		card["replyOffset"] = len(utf16.Encode([]rune(said)))
+	}
 }
 
 // parkCard is an ended park's card: a kind's {interactionId, kind, spec,

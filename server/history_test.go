@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -331,5 +332,54 @@ func TestHistoryShowsEndedTurns(t *testing.T) {
 	want = []string{"outbound Fine.", "inbound three", "inbound two", "inbound one"}
 	if got := history(plain); !slices.Equal(got, want) {
 		t.Errorf("reference history:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// stepsModel says a few words and raises a card in one response, then
+// answers with a heading.
+type stepsModel struct{ calls atomic.Int32 }
+
+func (m *stepsModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	if m.calls.Add(1) == 1 {
+		onText("Let me ask you something first — ça va?")
+		return agent.ModelResponse{Text: "Let me ask you something first — ça va?",
+			ToolCalls: []store.ToolCall{{ID: "call-1", Name: "request_choices", Arguments: raiseChoices}}}, nil
+	}
+	onText("## Comparison\n\nPro has SSO.")
+	return agent.ModelResponse{Text: "## Comparison\n\nPro has SSO."}, nil
+}
+
+// A history card says where in the reply it was shown (replyOffset, in
+// UTF-16 code units), so the words said before it stay above it.
+func TestHistoryPlacesCards(t *testing.T) {
+	_, url := startServer(t, servertest.Config{Model: &stepsModel{}})
+	c := dial(t, url)
+	sid := create(c, `["choice_chips","`+server.ExtHistoryCards+`"]`)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"compare"}`)
+	var iid string
+	for iid == "" {
+		if ev := c.Next(); ev["type"] == "interaction_required" {
+			iid = path(ev, "data", "data", "interactionId").(string)
+		}
+	}
+	submitPlan(c, sid, iid)
+	for ev := nextOf(c, "r-submit"); ; ev = c.Next() {
+		if ev["type"] == "eventual_response" {
+			break
+		}
+	}
+	c.Send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid + `"}`)
+	msgs := path(nextOf(c, "h"), "data", "messages").([]any)
+	reply := path(msgs[0].(map[string]any), "content", "text").(string)
+	cards := msgs[1].(map[string]any)["interactions"].([]any)
+	if len(cards) != 1 {
+		t.Fatalf("cards %v", cards)
+	}
+	before := "Let me ask you something first — ça va?"
+	if got, want := cards[0].(map[string]any)["replyOffset"], float64(len(utf16.Encode([]rune(before)))); got != want {
+		t.Errorf("replyOffset %v, want %v: where %q ends in %q", got, want, before, reply)
+	}
+	if !strings.HasPrefix(reply, before+"\n\n## Comparison") {
+		t.Errorf("reply %q", reply)
 	}
 }

@@ -1,7 +1,10 @@
 package web_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -9,6 +12,7 @@ import (
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/store"
 )
 
 // TestReloadMidReply: the page is reloaded while a reply is being written.
@@ -127,5 +131,46 @@ func TestCardDraftAfterReload(t *testing.T) {
 	p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Team it is."))`)
 	if left := eval[string](p, `localStorage.getItem("kindkit.cards")`); left != "{}" {
 		t.Errorf("drafts kept after the card was answered: %s", left)
+	}
+}
+
+// stepsModel says a few words and raises a card in one response, then
+// answers with a heading.
+type stepsModel struct{ calls atomic.Int32 }
+
+func (m *stepsModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	if m.calls.Add(1) == 1 {
+		onText("Let me ask you something first.")
+		return agent.ModelResponse{Text: "Let me ask you something first.", ToolCalls: []store.ToolCall{{ID: "call-1", Name: "request_choices",
+			Arguments: `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to compare"}`}}}, nil
+	}
+	onText("## Comparison\n\nPro has SSO.")
+	return agent.ModelResponse{Text: "## Comparison\n\nPro has SSO."}, nil
+}
+
+// The words a model says before a card stay above the card, live and
+// after a reload (the history says where the card was shown), and the
+// answer's heading after it is a heading.
+func TestPreCardTextAfterReload(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPage(t, startBrowser(t))
+	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: &stepsModel{}}))
+	p.say("compare the plans", true)
+	card := `.card[data-kind="choices"][data-state="open"]`
+	p.do("the card", chromedp.WaitVisible(chromedp.CSS(card+` button[type="submit"]`)))
+	p.do("answer", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Pro"]`)), chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	p.waitFor("the answer", `[...document.querySelectorAll('.msg.assistant h2')].some(h => h.innerText === "Comparison")`)
+	order := `[...document.querySelector('%s').children].map(c => c.matches(".card") ? "card" : c.querySelector("h2") ? "heading" : c.innerText.includes("Let me ask") ? "before" : "").filter(Boolean).join(" ")`
+	if got := eval[string](p, fmt.Sprintf(order, `.msg.assistant`)); got != "before card heading" {
+		t.Errorf("live: %q, want the words before the card above it and the heading after", got)
+	}
+	p.do("reload", chromedp.Reload())
+	p.waitFor("the history", `document.querySelector('.history .msg.assistant h2')`)
+	if got := eval[string](p, fmt.Sprintf(order, `.history .msg.assistant`)); got != "before card heading" {
+		t.Errorf("after a reload: %q, want the words before the card above it and the heading after", got)
 	}
 }

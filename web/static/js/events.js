@@ -97,7 +97,7 @@ export function showHistory(messages) {
   const box = h("div", { class: "history" });
   let cards = [];
   const flush = () => {
-    if (cards.length) box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards));
+    if (cards.length) box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards.map((c) => c.node)));
     cards = [];
   };
   let asked = ""; // the last message the person wrote
@@ -109,17 +109,19 @@ export function showHistory(messages) {
       if (live) live.remove(); // the history shows it, in its place
       box.append(userBubble(text));
       asked = text;
-      cards = (Array.isArray(msg.interactions) ? msg.interactions : []).map(pastCard).filter(Boolean);
+      cards = (Array.isArray(msg.interactions) ? msg.interactions : [])
+        .map((c) => ({ node: pastCard(c), at: c && Number.isInteger(c.replyOffset) ? c.replyOffset : null }))
+        .filter((c) => c.node);
     } else if (msg.ended) {
       // A turn that ended without its reply (kindkit.ended_turns): what it
       // had said, how it ended, and the message to send again.
       const failed = msg.ended === "failed";
-      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, text ? reply(text) : null,
+      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, placed(cards, text),
         h("p", { class: failed ? "turn-error" : "turn-note", text: failed ? "This reply failed." : "Stopped." }),
         asked ? retryButton(asked) : null));
       cards = [];
     } else {
-      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, cards, reply(text), text ? copyButton(text) : null));
+      box.append(h("article", { class: "msg assistant", "aria-label": "Assistant" }, placed(cards, text), text ? copyButton(text) : null));
       cards = [];
     }
   }
@@ -131,6 +133,24 @@ export function showHistory(messages) {
 
 // userBubble is a message the person wrote. A long one (a pasted log, a
 // page of text) is shown folded, its first lines and a button to unfold.
+// placed lays a turn's reply out with its cards where they were shown:
+// the words said before a card above it (its replyOffset, the place in
+// the reply's text), the rest after it. A card without one (history from
+// before kindkit kept it) comes first.
+function placed(cards, text) {
+  const out = cards.filter((c) => c.at === null).map((c) => c.node);
+  let from = 0;
+  for (const c of cards.filter((c) => c.at !== null).sort((a, b) => a.at - b.at)) {
+    const at = Math.min(Math.max(c.at, from), text.length);
+    if (text.slice(from, at).trim()) out.push(reply(text.slice(from, at).trim()));
+    out.push(c.node);
+    from = at;
+  }
+  const rest = text.slice(from).trim();
+  if (rest) out.push(reply(rest));
+  return out;
+}
+
 export function userBubble(text) {
   const body = h("p", { class: "text", text, dir: "auto" });
   const node = h("article", { class: "msg user", "aria-label": "You" }, body);
