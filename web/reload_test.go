@@ -45,22 +45,30 @@ func TestReloadMidReply(t *testing.T) {
 	}
 }
 
-// After a reload mid-reply the page knows the reply is still being
-// written: Send waits and Stop shows, and Stop stops the turn the page
-// sent before the reload; then the next message goes.
-func TestReloadMidReplyStop(t *testing.T) {
+// midReply is a page whose message "hi" is being answered by a Stall
+// model: its first words are out, and the rest waits for m.Release.
+func midReply(t *testing.T) (*page, *servertest.Stall) {
+	t.Helper()
 	chromium(t)
 	catalog, err := kinds.All()
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := servertest.NewStall()
-	defer close(m.Release)
 	p := newPage(t, startBrowser(t))
 	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: m}))
 	p.say("hi", true)
 	<-m.Said
 	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
+	return p, m
+}
+
+// After a reload mid-reply the page knows the reply is still being
+// written: Send waits and Stop shows, and Stop stops the turn the page
+// sent before the reload; then the next message goes.
+func TestReloadMidReplyStop(t *testing.T) {
+	p, m := midReply(t)
+	defer close(m.Release)
 
 	p.do("reload", chromedp.Reload())
 	p.waitFor("the reply so far", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
@@ -74,21 +82,11 @@ func TestReloadMidReplyStop(t *testing.T) {
 }
 
 // A reply stopped mid-way stays in the page after a reload as what it
-// had said and "Stopped.", with a way to ask again; so does one that
-// failed.
+// had said and "Stopped.", with a way to ask again (a failed one's
+// history is server's TestHistoryShowsEndedTurns).
 func TestStoppedReplyAfterReload(t *testing.T) {
-	chromium(t)
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := servertest.NewStall()
+	p, m := midReply(t)
 	defer close(m.Release)
-	p := newPage(t, startBrowser(t))
-	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: m}))
-	p.say("hi", true)
-	<-m.Said
-	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
 	p.do("stop", chromedp.Click(chromedp.CSS("#stop"), chromedp.NodeVisible))
 	p.waitFor("stopped, with a retry", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Stopped.") && m.querySelector("button.retry"))`)
 
