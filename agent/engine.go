@@ -336,6 +336,12 @@ func (e *Engine) sweep() {
 		return
 	}
 	for _, p := range owed {
+		if e.running(p.ID) {
+			// It runs here, and its renewal is late (a starved process):
+			// taken over by this very engine, it would run twice, and the
+			// run its client may abort would be the one stopped.
+			continue
+		}
 		l := e.lease(p.ID)
 		taken, ok, err := e.cfg.Store.ClaimTurn(ctx, l, now)
 		if err != nil {
@@ -398,6 +404,14 @@ func (e *Engine) hold(t *Turn, l store.Lease) {
 	e.mu.Lock()
 	e.leased[l.ParkID] = t
 	e.mu.Unlock()
+}
+
+// running tells whether a turn of this engine holds the lease of park id.
+func (e *Engine) running(parkID string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.leased[parkID]
+	return ok
 }
 
 // letGo forgets the lease t held on park id.

@@ -483,3 +483,53 @@ func waitFor(t *testing.T, clock *clockwork.FakeClock, done func() bool, skip ..
 		time.Sleep(5 * time.Millisecond) // let the engine's loop run; the clock is fake
 	}
 }
+
+// lateRenewals is a store whose lease renewals fail, as they do late in a
+// starved process.
+type lateRenewals struct{ store.Store }
+
+func (lateRenewals) RenewLease(context.Context, store.Lease) error {
+	return errors.New("the database is slow")
+}
+
+// calls counts a model's calls and blocks each until released.
+type calls struct {
+	n        atomic.Int32
+	released chan struct{}
+}
+
+func (c *calls) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	c.n.Add(1)
+	select {
+	case <-c.released:
+	case <-ctx.Done():
+		return agent.ModelResponse{}, ctx.Err()
+	}
+	return agent.ModelResponse{Text: "done", Position: req.Position + 1}, nil
+}
+
+// TestNoSelfTakeover: a turn whose lease ran out while it still runs
+// here (its renewals late) is not taken over by its own engine: a second
+// run would make a second model call, and the run its client aborts
+// would be the one stopped, not the one that replies.
+func TestNoSelfTakeover(t *testing.T) {
+	st := lateRenewals{memstore.New()}
+	clock := clockwork.NewFakeClock()
+	m := &calls{released: make(chan struct{})}
+	e := engine(t, st, m, clock)
+	t.Cleanup(func() { close(m.released) })
+	sess := conversation(t, st, "")
+	f := newFollower()
+	f.start(e, sess, "hello")
+	for m.n.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Many sweeps after the lease ran out.
+	for range 30 {
+		clock.Advance(time.Second)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := m.n.Load(); n != 1 {
+		t.Errorf("the model was called %d times, want once: the engine took its own running turn over", n)
+	}
+}
