@@ -100,27 +100,28 @@ func runMidReply(t *testing.T, dsn, fault string, delay time.Duration, runs int)
 	t.Cleanup(func() { db.Close() })
 
 	msgs := make([]*message, runs)
+	var drops sync.WaitGroup
 	for i := range msgs {
-		msgs[i] = sendMessage(t, p.url)
+		m := sendMessage(t, p.url)
+		msgs[i] = m
+		if fault == "drop" {
+			// Each client closes delay after its own 202: after all the
+			// sends, on a loaded machine, the first replies had come.
+			drops.Go(func() {
+				m.waitAck()
+				time.Sleep(delay)
+				m.ws.CloseNow()
+			})
+		}
 	}
-	switch fault {
-	case "kill9":
+	drops.Wait()
+	if fault == "kill9" {
 		for _, m := range msgs {
 			m.waitAck()
 		}
 		time.Sleep(delay)
 		p.kill9(t)
 		p = start(t, dsn, args...)
-	case "drop":
-		var wg sync.WaitGroup
-		for _, m := range msgs {
-			wg.Go(func() {
-				m.waitAck()
-				time.Sleep(delay)
-				m.ws.CloseNow()
-			})
-		}
-		wg.Wait()
 	}
 	for _, m := range msgs {
 		m.ws.CloseNow()
