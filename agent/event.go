@@ -64,7 +64,7 @@ type Reply struct {
 
 // A Follower is told the events of the turn it follows: the server's
 // connection, which turns them into protocol frames. It follows one turn at
-// a time, the one it was handed by Engine.NewTurn or that the engine
+// a time, the one it was handed by Engine.Send or that the engine
 // resumed on it, and refuses the events of any other.
 //
 // The engine calls a Follower without holding any lock of its own, so a
