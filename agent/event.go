@@ -67,9 +67,9 @@ type Reply struct {
 // a time, the one it was handed by Engine.Send or that the engine
 // resumed on it, and refuses the events of any other.
 //
-// The engine calls a Follower without holding any lock of its own, so a
-// follower may call the engine back while it holds its own lock (lock
-// order: follower, then engine).
+// The engine calls a Follower holding only the turn's emitMu, which
+// orders the turn's events (the lock table is at Engine): a Follower must
+// not call the engine back from these methods.
 type Follower interface {
 	// Emit delivers an event of t; false when t is not the follower's
 	// turn any more.
