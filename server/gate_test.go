@@ -86,28 +86,24 @@ var allowances = []allowance{
 				at.frame["type"] == "user_message"
 		},
 	},
-	{
-		name:   "ended on a history message (ConversationMessage)",
-		source: "kindkit's extension " + server.ExtEndedTurns,
-		ext:    server.ExtEndedTurns,
+	historyField("ended", server.ExtEndedTurns),
+	historyField("interactions", server.ExtHistoryCards),
+}
+
+// historyField allows field on a history message (ConversationMessage),
+// kindkit's extension ext, to the connections that asked for ext.
+func historyField(field, ext string) allowance {
+	return allowance{
+		name:   field + " on a history message (ConversationMessage)",
+		source: "kindkit's extension " + ext,
+		ext:    ext,
 		allows: func(at found) bool {
 			ap, ok := at.err.ErrorKind.(*kind.AdditionalProperties)
 			loc := at.err.InstanceLocation
-			return at.schema == "actions/get-messages.schema.json" && ok && slices.Equal(ap.Properties, []string{"ended"}) &&
+			return at.schema == "actions/get-messages.schema.json" && ok && slices.Equal(ap.Properties, []string{field}) &&
 				len(loc) == 2 && loc[0] == "messages"
 		},
-	},
-	{
-		name:   "interactions on a history message (ConversationMessage)",
-		source: "kindkit's extension " + server.ExtHistoryCards,
-		ext:    server.ExtHistoryCards,
-		allows: func(at found) bool {
-			ap, ok := at.err.ErrorKind.(*kind.AdditionalProperties)
-			loc := at.err.InstanceLocation
-			return at.schema == "actions/get-messages.schema.json" && ok && slices.Equal(ap.Properties, []string{"interactions"}) &&
-				len(loc) == 2 && loc[0] == "messages"
-		},
-	},
+	}
 }
 
 // found is one difference: a leaf error of a frame's validation.

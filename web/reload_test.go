@@ -20,17 +20,7 @@ import (
 // message, what was written so far with the typing dots, and then the
 // whole reply when it lands, once.
 func TestReloadMidReply(t *testing.T) {
-	chromium(t)
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := servertest.NewStall()
-	p := newPage(t, startBrowser(t))
-	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: m}))
-	p.say("hi", true)
-	<-m.Said
-	p.waitFor("the first words", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Hello, there"))`)
+	p, m := midReply(t)
 
 	p.do("reload", chromedp.Reload())
 	p.waitFor("the session", `document.querySelector("#status").dataset.state === "online"`)

@@ -178,24 +178,7 @@ func TestElicitationInWords(t *testing.T) {
 		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", ID: "call-2",
 			Arguments: `{"kind":"elicitation","values":{"name":"Ada","email":"ada@example.com"}}`},
 		agent.ScriptEntry{Kind: "text", Text: "done"})
-	c := wstest.Dial(t, k.WS())
-	c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a"}`)
-	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
-	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"sign me up"}`)
-	c.Expect("immediate_response")
-	var results []string
-	for {
-		ev := c.Next()
-		if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
-			results = append(results, r)
-		}
-		if ev["type"] == "eventual_response" {
-			break
-		}
-		if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
-			t.Fatalf("got %v", ev)
-		}
-	}
+	results := inWords(t, k.WS(), "sign me up")
 	if len(results) != 2 || !strings.Contains(results[0], "Who should we sign up?") || results[1] != "signed up Ada <ada@example.com>" {
 		t.Errorf("tool results %q, want the directive, then the server's words", results)
 	}
@@ -241,5 +224,30 @@ func TestElicitationLostWithRestart(t *testing.T) {
 	c2.Expect("immediate_response")
 	if r := toolResult(t, c2); !strings.Contains(r, "was lost") {
 		t.Errorf("tool result %q, want the question lost", r)
+	}
+}
+
+// inWords sends message on a socket that declared no capability, so every
+// question goes the conversational way, and returns the turn's tool
+// results, in order, once its reply came.
+func inWords(t *testing.T, ws, message string) []string {
+	t.Helper()
+	c := wstest.Dial(t, ws)
+	c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a"}`)
+	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
+	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"` + message + `"}`)
+	c.Expect("immediate_response")
+	var results []string
+	for {
+		ev := c.Next()
+		if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
+			results = append(results, r)
+		}
+		if ev["type"] == "eventual_response" {
+			return results
+		}
+		if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
+			t.Fatalf("got %v", ev)
+		}
 	}
 }

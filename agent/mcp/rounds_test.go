@@ -156,24 +156,7 @@ func TestInputRequiredInWords(t *testing.T) {
 			Arguments: `{"kind":"elicitation","values":{"code":"` + mcptest.VoucherCode + `"}}`},
 		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", ID: "call-3", Arguments: `{"kind":"elicitation","values":{"name":"Ada"}}`},
 		agent.ScriptEntry{Kind: "text", Text: "done"})
-	c := wstest.Dial(t, k.WS())
-	c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a"}`)
-	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
-	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"redeem"}`)
-	c.Expect("immediate_response")
-	var results []string
-	for {
-		ev := c.Next()
-		if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
-			results = append(results, r)
-		}
-		if ev["type"] == "eventual_response" {
-			break
-		}
-		if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
-			t.Fatalf("got %v", ev)
-		}
-	}
+	results := inWords(t, k.WS(), "redeem")
 	if len(results) != 3 || !strings.Contains(results[0], "Which voucher code") || !strings.Contains(results[1], "Who is redeeming it?") ||
 		results[2] != "Redeemed KIND-2026 for Ada." {
 		t.Errorf("tool results %q, want the two directives, then the server's words", results)

@@ -181,24 +181,7 @@ func TestURLElicitationInWords(t *testing.T) {
 		agent.ScriptEntry{Kind: "toolCall", Name: "bank__connect", Arguments: `{}`, ID: "call-1"},
 		agent.ScriptEntry{Kind: "toolCall", Name: "submit_interaction", ID: "call-2", Arguments: `{"kind":"elicitation","values":{}}`},
 		agent.ScriptEntry{Kind: "text", Text: "done"})
-	c := wstest.Dial(t, k.WS())
-	c.Send(`{"action":"create_conversation_session","requestId":"c","agentId":"a"}`)
-	sid := wstest.Path(c.Expect("immediate_response")[0], "data", "sessionId").(string)
-	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"connect my bank"}`)
-	c.Expect("immediate_response")
-	var results []string
-	for {
-		ev := c.Next()
-		if r, ok := wstest.Path(ev, "data", "state", "rawResponse", "toolResult", "result").(string); ok {
-			results = append(results, r)
-		}
-		if ev["type"] == "eventual_response" {
-			break
-		}
-		if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
-			t.Fatalf("got %v", ev)
-		}
-	}
+	results := inWords(t, k.WS(), "connect my bank")
 	var directive struct{ Instructions string }
 	if len(results) != 2 || json.Unmarshal([]byte(results[0]), &directive) != nil ||
 		!strings.Contains(directive.Instructions, bankLink) || !strings.Contains(directive.Instructions, "leads to bank.example") || results[1] != "accept, content none" {

@@ -184,8 +184,12 @@ func (c mcpCell) run(t *testing.T, dsn string) mcpCounts {
 			cv.end()
 		}
 	}
+	ids := make([]string, len(convs))
+	for i, cv := range convs {
+		ids[i] = cv.id
+	}
 	deadline := time.Now().Add(settleTimeout)
-	for c.after == "after-ack-round2" && time.Now().Before(deadline) && !mcpAllReplied(t, db, convs) {
+	for c.after == "after-ack-round2" && time.Now().Before(deadline) && !allReplied(t, db, ids) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// A step run twice by a takeover is stored up to a lease after the
@@ -220,15 +224,6 @@ func (c mcpCell) run(t *testing.T, dsn string) mcpCounts {
 		t.Errorf("%s: %v", t.Name(), n)
 	}
 	return n
-}
-
-func mcpAllReplied(t *testing.T, db *sqlstore.Store, convs []*mcpConv) bool {
-	for _, cv := range convs {
-		if readHistory(t, db, &conv{id: cv.id}).count(store.RoleReply) == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // mcpConv is one run of an MCP cell: a conversation whose turn called the

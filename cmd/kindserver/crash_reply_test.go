@@ -130,8 +130,12 @@ func runMidReply(t *testing.T, dsn, fault string, delay time.Duration, runs int)
 
 	// Long enough for a takeover (the lease, then the 2 s model) and for a
 	// reply that should not come to come.
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.conversation
+	}
 	deadline := time.Now().Add(settleTimeout)
-	for fault == "kill9" && time.Now().Before(deadline) && !allReplied(t, db, msgs) {
+	for fault == "kill9" && time.Now().Before(deadline) && !allReplied(t, db, ids) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(leaseTimeout + 2*time.Second)
@@ -171,9 +175,10 @@ func runMidReply(t *testing.T, dsn, fault string, delay time.Duration, runs int)
 	return n
 }
 
-func allReplied(t *testing.T, db *sqlstore.Store, msgs []*message) bool {
-	for _, m := range msgs {
-		if readHistory(t, db, &conv{id: m.conversation}).count(store.RoleReply) == 0 {
+// allReplied tells whether each of the conversations has its reply.
+func allReplied(t *testing.T, db *sqlstore.Store, conversations []string) bool {
+	for _, id := range conversations {
+		if readHistory(t, db, &conv{id: id}).count(store.RoleReply) == 0 {
 			return false
 		}
 	}
