@@ -54,5 +54,5 @@ func (a *Answerer) Answer(ctx context.Context, match func(kind string, spec json
 	if err != nil {
 		return false, fmt.Errorf("agent: answer a card: load its session: %w", err)
 	}
-	return a.e.Submit(ctx, nil, sess, p, nil, ans, nil)
+	return a.e.Submit(ctx, sess, p.ID, ans, nil)
 }

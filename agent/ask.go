@@ -17,7 +17,7 @@ import (
 // made in earlier runs return their stored answers, in order; the first new
 // one is a question for the person, and every Ask after it parks too.
 type asker struct {
-	t    *Turn
+	t    *turn
 	call store.ToolCall
 
 	mu       sync.Mutex
@@ -156,7 +156,7 @@ func payloadValues(payload string) (json.RawMessage, error) {
 // one went the conversational way, the call's result is the kind's
 // directive and submit_interaction of that kind will run the call again.
 // Otherwise the call is done and its Asks are forgotten.
-func (t *Turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result, err error) {
+func (t *turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result, err error) {
 	a := &asker{t: t, call: call, answers: t.state.Asked[call.ID], memo: t.state.Memos[call.ID]}
 	r = t.runHost(ht, call, a)
 	if a.card != nil || a.fallback != "" {

@@ -90,7 +90,7 @@ func (s *askSetup) answer(t *testing.T, values string) {
 	if values != "" {
 		a = agent.Answer{Values: []byte(values)}
 	}
-	if ok, err := s.e.Submit(context.Background(), s.f, s.sess, p, nil, a, nil); err != nil || !ok {
+	if ok, err := s.e.Submit(context.Background(), s.sess, p.ID, a, nil); err != nil || !ok {
 		t.Fatalf("Submit = %v, %v", ok, err)
 	}
 }

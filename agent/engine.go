@@ -33,7 +33,7 @@ type Config struct {
 	// never fails the turn.
 	Hooks []kindkit.Hook
 	// Knowledge, when set, is searched with each user message: the best
-	// documents go to the model and, as citations, to the follower.
+	// documents go to the model and, as citations, with the reply.
 	Knowledge Knowledge
 	// ParkTimeout is how long a park waits before it resolves no_response
 	// (default 24h).
@@ -59,23 +59,26 @@ type Config struct {
 	Logger    *slog.Logger
 }
 
-// Engine runs turns and owns every park's life: it parks a turn, shows the
-// park to the turn's follower, takes it with its answer (exactly once,
-// through the store), resumes it, reattaches it to a returning client,
-// cancels it, expires it at its deadline, drains it at shutdown, and holds
-// the leases of resumed turns, taking over those whose process died.
+// Engine runs turns and owns every turn's and every park's life: it starts
+// a turn (Send), parks it on a card, takes the park with its answer
+// (Submit, Confirm: exactly once, through the store) and resumes the turn,
+// shows the card again to a client that comes back (Rejoin), cancels a
+// turn (Cancel, Abort, Withdraw), expires a park at its deadline, drains
+// at shutdown, and holds the leases of running turns, taking over those
+// whose process died. What its turns say goes to their conversation's
+// subscribers (Subscribe), here and in the other processes.
 //
 // Lock order, the one table of the engine's locks (a lock is taken only
 // after those before it on its line):
 //
-//	Turn.emitMu  → a Follower's lock (server: conn.mu)
-//	Turn.emitMu  → stream.mu → a subscriber's lock (server: watch.mu → conn.mu)
-//	Turn.leaseMu → Engine.mu
+//	turn.emitMu  → stream.mu → subscription.mu
+//	turn.leaseMu → Engine.mu
 //	Engine.mu, Engine.toolsMu, Engine.runMu, asker.mu: leaves
 //
-// The engine never calls a Follower, a subscriber or the store while it
-// holds Engine.mu, and a Follower or a subscriber never calls the engine
-// while the engine holds a lock for it.
+// The engine calls nobody else's code holding one of them: a subscriber
+// is told its events, an ack runs, and the store is called with no lock
+// of the engine held but emitMu or leaseMu, which order a turn's events
+// and its writes.
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger
@@ -88,9 +91,10 @@ type Engine struct {
 	runSpanName  string
 	chatSpanName string
 
-	mu     sync.Mutex
-	parked map[string]*Turn // park id → the parked turn, while a follower holds it
-	leased map[string]*Turn // park id → the running turn that holds its lease
+	mu       sync.Mutex
+	parked   map[string]*turn // conversation id → its parked turn, held while someone here subscribes to it
+	leased   map[string]*turn // park id → the running turn that holds its lease
+	draining bool             // Drain began: a park resolves no_response at once, unless KeepParksOnDrain
 
 	stream    *stream // every turn's events, to the conversations' subscribers
 	stop      chan struct{}
@@ -147,7 +151,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),
 		tracer: cfg.TracerProvider.Tracer(tracerName), metrics: cfg.Metrics,
 		runSpanName: "invoke_agent " + cfg.AgentName, chatSpanName: "chat",
-		parked: map[string]*Turn{}, leased: map[string]*Turn{}, submitTools: map[string]Tool{},
+		parked: map[string]*turn{}, leased: map[string]*turn{}, submitTools: map[string]Tool{},
 		stop: make(chan struct{}), loopDone: make(chan struct{})}
 	e.workers = newWorkers(e.stop)
 	var bus store.Notifier
@@ -212,16 +216,48 @@ func (e *Engine) closeRelay() {
 	<-e.relayDone
 }
 
+// Drain readies the engine for the process's exit while its clients are
+// still there to see the turns end: the loop stops (no park expires, no
+// turn is taken over), the parks held here (those someone here subscribes
+// to) resolve no_response and their turns run on, and so does a turn that
+// parks from now on, unless Config.KeepParksOnDrain leaves them pending
+// for the next process. It returns when no turn runs, or when ctx ends.
+// A transport stops taking requests before it drains.
+func (e *Engine) Drain(ctx context.Context) error {
+	e.stopLoop()
+	e.mu.Lock()
+	e.draining = true
+	var held []*turn
+	if !e.cfg.KeepParksOnDrain {
+		for _, t := range e.parked {
+			held = append(held, t)
+		}
+	}
+	e.mu.Unlock()
+	for _, t := range held {
+		if w := t.parked.Load(); w != nil {
+			if _, err := e.resolveAck(ctx, t.session, w.park, store.ParkExpired, e.expiredAnswer(w.park), nil); err != nil {
+				e.log.Error("drain: resolve park", "interactionId", w.park.ID, "err", err)
+			}
+		}
+	}
+	return e.waitRuns(ctx)
+}
+
 // Shutdown stops the loop and waits for the running turns to finish, or
-// for ctx, then stops the relay. A resumed turn that has not finished when
-// the process exits stays owed in the store, and the next process
-// finishes it.
+// for ctx, then stops the relay; no turn starts from then on. A turn that
+// has not finished when the process exits stays owed in the store, and
+// the next process finishes it.
 func (e *Engine) Shutdown(ctx context.Context) error {
 	e.stopLoop()
 	defer e.closeRelay()
 	e.runMu.Lock()
 	e.closing = true
 	e.runMu.Unlock()
+	return e.waitRuns(ctx)
+}
+
+func (e *Engine) waitRuns(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { e.turns.Wait(); e.workers.wait(); close(done) }()
 	select {
@@ -326,7 +362,7 @@ func (e *Engine) sweep() {
 	}
 	for _, p := range parks {
 		e.log.Info("park expired", "interactionId", p.ID)
-		if _, err := e.resolveAck(ctx, nil, nil, p, store.ParkExpired, e.expiredAnswer(p), nil); err != nil {
+		if _, err := e.resolveAck(ctx, nil, p, store.ParkExpired, e.expiredAnswer(p), nil); err != nil {
 			e.log.Error("expire park", "interactionId", p.ID, "err", err)
 		}
 	}
@@ -366,7 +402,7 @@ func (e *Engine) sweep() {
 			continue
 		}
 		e.log.Info("taking over a turn owed a reply", "interactionId", p.ID)
-		t := e.newTurn(nil, sess, state)
+		t := e.newTurn(sess, state)
 		t.after = p.ID
 		e.hold(t, l)
 		t.goRun(t.run)
@@ -377,7 +413,7 @@ func (e *Engine) sweep() {
 // whose lease another process took is stopped.
 func (e *Engine) renewLeases() {
 	e.mu.Lock()
-	turns := make([]*Turn, 0, len(e.leased))
+	turns := make([]*turn, 0, len(e.leased))
 	for _, t := range e.leased {
 		turns = append(turns, t)
 	}
@@ -399,7 +435,7 @@ func (e *Engine) lease(parkID string) store.Lease {
 }
 
 // hold records that t runs under lease l.
-func (e *Engine) hold(t *Turn, l store.Lease) {
+func (e *Engine) hold(t *turn, l store.Lease) {
 	t.setLease(&l)
 	e.mu.Lock()
 	e.leased[l.ParkID] = t
@@ -415,7 +451,7 @@ func (e *Engine) running(parkID string) bool {
 }
 
 // letGo forgets the lease t held on park id.
-func (e *Engine) letGo(t *Turn, parkID string) {
+func (e *Engine) letGo(t *turn, parkID string) {
 	e.mu.Lock()
 	if e.leased[parkID] == t {
 		delete(e.leased, parkID)
@@ -423,21 +459,42 @@ func (e *Engine) letGo(t *Turn, parkID string) {
 	e.mu.Unlock()
 }
 
-// unpark removes the parked turn of park id from the registry and returns
-// it, nil when no follower holds it.
-func (e *Engine) unpark(id string) *Turn {
+// unpark lets go of conversation conv's parked turn when it is parked on
+// park id, and returns it; nil when it is not held here.
+func (e *Engine) unpark(conv, id string) *turn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t := e.parked[id]
-	delete(e.parked, id)
+	t := e.parked[conv]
+	if t == nil || t.parkID() != id {
+		return nil
+	}
+	delete(e.parked, conv)
 	return t
 }
 
-// claimParked unparks the turn of park id and frees its follower.
-func (e *Engine) claimParked(id string) {
-	if t := e.unpark(id); t != nil && t.follower != nil {
-		t.follower.Release(t)
+// letGoParked lets go of conversation conv's parked turn: nobody here
+// subscribes to it any more, and a resume reads what it held from the
+// store.
+func (e *Engine) letGoParked(conv string) {
+	e.mu.Lock()
+	delete(e.parked, conv)
+	e.mu.Unlock()
+}
+
+// find is the turn requestID of conversation conv that runs here, or is
+// parked and held here; nil when there is none.
+func (e *Engine) find(conv, requestID string) *turn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t := e.parked[conv]; t != nil && t.requestID == requestID {
+		return t
 	}
+	for _, t := range e.leased {
+		if t.session.ConversationID == conv && t.requestID == requestID {
+			return t
+		}
+	}
+	return nil
 }
 
 // SetSupports declares conversation conv's capabilities anew (nil clears
@@ -460,16 +517,13 @@ func (e *Engine) SetSupports(ctx context.Context, conv string, supports []string
 func (e *Engine) capabilitiesChanged(conv string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, t := range e.parked {
-		if t.session.ConversationID == conv {
-			t.conv = nil
-		}
+	if t := e.parked[conv]; t != nil {
+		t.conv = nil
 	}
 }
 
-func (e *Engine) observe(conv string, f Follower, ev Event, chunk ...Event) {
-	e.stream.tell(conv, f, ev, chunk...)
-}
+// observe tells conv's subscribers an event that no turn here tells.
+func (e *Engine) observe(conv string, ev Event) { e.stream.post(conv, ev).run() }
 
 func (e *Engine) parkTaken(conv, id string) { e.stream.taken(conv, id) }
 
@@ -508,20 +562,34 @@ func (e *InvalidAnswerError) Error() string {
 	return fmt.Sprintf("agent: the answer has %d problems", len(e.Errors))
 }
 
-// Submit answers p, a pending card, with a, on the one path every answer
-// takes: the card's kind validates the values against p's spec (spec is it
-// decoded; nil: decoded here), the park is taken with the canonical
+// Taken is what an answer took, as its ack is told: the turn it resumes
+// (it names the turn on the wire) and the values taken, canonical (nil for
+// a decline or a confirmation).
+type Taken struct {
+	RequestID string
+	Values    json.RawMessage
+}
+
+// Submit answers park parkID, the pending card of sess's conversation,
+// with a, on the one path every answer takes: the card's kind validates
+// the values against its spec, the park is taken with the canonical
 // payload in one write, exactly once (ok is false when it was not pending
-// any more), then ack runs with the values taken (nil for a decline), then
-// the kind's hooks with them, and the turn resumes on f. The answer of the
-// same card given in words (the submit_interaction tool) is validated and
-// hooked alike.
-func (e *Engine) Submit(ctx context.Context, f Follower, sess *store.Session, p *store.Park, spec *kindkit.Spec, a Answer, ack func(values json.RawMessage)) (ok bool, err error) {
+// any more), then ack runs (a caller queues its acknowledgement there,
+// before any event of the resumed turn), then the kind's hooks with the
+// values, and the turn resumes. The answer of the same card given in
+// words (the submit_interaction tool) is validated and hooked alike.
+func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string, a Answer, ack func(Taken)) (ok bool, err error) {
+	p, spec, err := e.pending(ctx, sess.ConversationID, parkID, store.ParkInteraction)
+	if p == nil || err != nil {
+		return false, err
+	}
 	if ack == nil {
-		ack = func(json.RawMessage) {}
+		ack = func(Taken) {}
 	}
 	if a.Declined {
-		return e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, func() { ack(nil) })
+		return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, func(t *turn) {
+			ack(Taken{RequestID: t.requestID})
+		})
 	}
 	k, ok := e.cfg.Catalog.Kind(p.Kind)
 	if !ok {
@@ -538,22 +606,64 @@ func (e *Engine) Submit(ctx context.Context, f Follower, sess *store.Session, p 
 	if len(errs) > 0 {
 		return false, &InvalidAnswerError{Errors: errs}
 	}
-	return e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, func() {
-		ack(values)
+	return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, func(t *turn) {
+		ack(Taken{RequestID: t.requestID, Values: values})
 		e.answered(ctx, sess, p.Kind, values)
 	})
 }
 
+// Confirm answers park parkID, the write confirmation that sess's
+// conversation waits on: approved, the resumed turn runs the call; denied,
+// it gets the denial as the call's result. ack runs once the answer is
+// taken, before the turn resumes; ok is false when the confirmation was
+// not pending any more.
+func (e *Engine) Confirm(ctx context.Context, sess *store.Session, parkID string, approved bool, ack func(Taken)) (bool, error) {
+	p, _, err := e.pending(ctx, sess.ConversationID, parkID, store.ParkConfirmation)
+	if p == nil || err != nil {
+		return false, err
+	}
+	r := Result{Text: deniedResult, IsError: true}
+	if approved {
+		r = Result{}
+	}
+	return e.resolveAck(ctx, sess, p, store.ParkResolved, r, func(t *turn) {
+		if ack != nil {
+			ack(Taken{RequestID: t.requestID})
+		}
+	})
+}
+
+// pending is park id of conversation conv, of type typ, with its kind's
+// spec when it is at hand, while it may be pending: the one held here
+// needs no read (the take says whether it is still pending), any other is
+// read from the store. nil when it is not pending.
+func (e *Engine) pending(ctx context.Context, conv, id string, typ store.ParkKind) (*store.Park, *kindkit.Spec, error) {
+	e.mu.Lock()
+	t := e.parked[conv]
+	e.mu.Unlock()
+	if t != nil {
+		if w := t.parked.Load(); w != nil && w.park.ID == id && w.park.Type == typ {
+			return w.park, w.spec, nil
+		}
+	}
+	p, err := e.cfg.Store.PendingPark(ctx, conv)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (p.ID != id || p.Type != typ)) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, nil, nil
+}
+
 // resolveAck takes park p, moving it to state with its answer r, in one
-// write, for session sess (nil: the park's own) on follower f (nil: the
-// follower the park was shown on, if it is still there). Only when the take
+// write, for session sess (nil: the park's own). Only when the take
 // succeeded it calls ack (the caller queues its acknowledgement, so it
-// reaches the wire before the resumed stream) and resumes the turn, which
-// from then on finishes whatever happens to f. ok is false when the park
-// was not pending any more.
-func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result, ack func()) (bool, error) {
+// reaches the wire before the resumed stream) and resumes the turn. ok is
+// false when the park was not pending any more.
+func (e *Engine) resolveAck(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result, ack func(*turn)) (bool, error) {
 	answered := time.Now()
-	t, err := e.resolve(ctx, f, sess, p, state, r)
+	t, err := e.resolve(ctx, sess, p, state, r)
 	if t == nil || err != nil {
 		return false, err
 	}
@@ -561,7 +671,7 @@ func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session
 		t.answeredAt = answered // an answer, not a deadline or a drain
 	}
 	if ack != nil {
-		ack()
+		ack(t)
 	}
 	t.goRun(t.resumed)
 	return true, nil
@@ -573,7 +683,7 @@ func (e *Engine) resolveAck(ctx context.Context, f Follower, sess *store.Session
 // the turn's pending calls instead: an approved confirmation (r is zero),
 // marked approved, and a host tool's Ask, whose payload r is kept for the
 // Ask to return when the tool runs again.
-func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p *store.Park, state store.ParkState, r Result) (*Turn, error) {
+func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result) (*turn, error) {
 	turn, err := stateOf(p)
 	if err != nil {
 		return nil, err
@@ -604,24 +714,9 @@ func (e *Engine) resolve(ctx context.Context, f Follower, sess *store.Session, p
 	}
 	e.parkEnded(p, turn, state)
 	e.parkTaken(p.ConversationID, p.ID)
-	old := e.unpark(p.ID)
-	var owner Follower
-	if old != nil {
-		owner = old.follower
-	}
-	if f == nil {
-		f = owner
-	}
-	if owner != nil && owner != f {
-		owner.Release(old)
-	}
-	t := e.newTurn(f, sess, turn)
+	old := e.unpark(p.ConversationID, p.ID)
+	t := e.newTurn(sess, turn)
 	t.inherit(old, msgs)
-	// The resumed turn takes the parked one's place on f in one step, so
-	// a drain waiting for f to be idle waits for the resumed turn.
-	if f != nil && !f.Adopt(t, p.ID) {
-		t.follower = nil // f is busy with another turn: t finishes unseen
-	}
 	e.hold(t, l)
 	t.first, t.after = first, p.ID
 	return t, nil
@@ -670,64 +765,78 @@ func toolMessage(conversationID string, call store.ToolCall, r Result, now time.
 		ToolCallID: call.ID, ToolName: call.Name, IsError: r.IsError, CreatedAt: now.UTC()}
 }
 
-// Cancel ends t at a person's request: a running turn stops (a resumed one
-// stops being owed), a parked one's park is cancelled. The follower has
-// already let go of t.
-func (e *Engine) Cancel(ctx context.Context, t *Turn) {
-	t.markCancelled(false)
-	t.cancel()
-	if id, _ := t.Parked(); id != "" {
-		// Cleared here, not by the turn, so a submit racing the cancel
-		// deterministically finds nothing.
-		e.claimParked(id)
-		// The turn's record of its end: what it said before its card.
-		ended := endedMessage(t.session.ConversationID, t.state.Text, false, e.clock.Now())
-		taken, ok, err := e.cfg.Store.TakePark(ctx, id, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
-			Messages: []*store.Message{ended}})
-		if err != nil {
-			e.log.Error("cancel park", "interactionId", id, "err", err)
-		}
-		if ok {
-			s := e.readState(taken)
-			e.parkEnded(taken, s, store.ParkCancelled)
-			e.parkTaken(t.session.ConversationID, id)
-			e.abandon(s)
-		}
-	}
-}
-
-// CancelTurn stops turn requestID of conversation conv while it runs, in
-// this process or, through the relay, in another: the person stopped it
-// from somewhere other than where it was sent (another tab, a page
-// reloaded mid-reply). It ends as Cancel ends it: its follower, if any,
-// and every subscriber hear its cancelled event, and it stops being owed.
-// A turn that has finished, or parked (whoever shows the card cancels it
-// with Cancel), is left as it is.
-func (e *Engine) CancelTurn(conv, requestID string) {
-	if requestID == "" || e.cancelHere(conv, requestID) {
+// Cancel ends turn requestID of conversation conv at a person's request,
+// wherever it is: a turn that runs here, or in another process (told
+// through the relay), stops and stops being owed; a parked one's park is
+// cancelled. Every subscriber hears its cancelled event, the last of it.
+// A turn that has finished is left as it is.
+func (e *Engine) Cancel(ctx context.Context, conv, requestID string) {
+	if requestID == "" {
 		return
+	}
+	if t := e.find(conv, requestID); t != nil {
+		e.cancel(ctx, t)
+		return
+	}
+	p, err := e.cfg.Store.PendingPark(ctx, conv)
+	if err == nil && e.readState(p).RequestID == requestID {
+		e.cancelPark(ctx, p, nil)
+		return
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		e.log.Error("cancel: load park", "err", err)
 	}
 	e.stream.cancel(conv, requestID)
 }
 
-// cancelHere cancels turn requestID of conv if it runs here; false when
-// it does not.
-func (e *Engine) cancelHere(conv, requestID string) bool {
-	var t *Turn
-	e.mu.Lock()
-	for _, lt := range e.leased {
-		if lt.session.ConversationID == conv && lt.requestID == requestID {
-			t = lt
-			break
-		}
-	}
-	e.mu.Unlock()
-	if t == nil {
-		return false
-	}
-	t.markCancelled(true)
+// cancel ends t, a turn that runs here or is parked and held here.
+func (e *Engine) cancel(ctx context.Context, t *turn) {
+	t.markCancelled()
 	t.cancel()
-	return true
+	if w := t.parked.Load(); w != nil {
+		// Cleared here, not by the turn, so a submit racing the cancel
+		// deterministically finds nothing.
+		e.unpark(t.session.ConversationID, w.park.ID)
+		e.cancelPark(ctx, w.park, t)
+	}
+}
+
+// cancelPark takes park p cancelled, with the record of its turn's end
+// (what it said before its card); t is its turn when it is held here,
+// which told its cancelled event already, nil when the park's cancelled
+// event is told here.
+func (e *Engine) cancelPark(ctx context.Context, p *store.Park, t *turn) {
+	s := e.readState(p)
+	ended := endedMessage(p.ConversationID, s.Text, false, e.clock.Now())
+	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
+		Messages: []*store.Message{ended}})
+	if err != nil {
+		e.log.Error("cancel park", "interactionId", p.ID, "err", err)
+	}
+	if !ok {
+		return
+	}
+	s = e.readState(taken)
+	e.parkEnded(taken, s, store.ParkCancelled)
+	e.parkTaken(p.ConversationID, p.ID)
+	e.abandon(s)
+	if t == nil {
+		e.metrics.TurnFinished(OutcomeCancelled)
+		e.observe(p.ConversationID, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
+	}
+}
+
+// Abort ends turn requestID of conversation conv when it runs here in its
+// first run, never parked: the client that sent it went away (closed its
+// own socket, PROTOCOL.md §4.10), which aborts the turn it asked for. A
+// turn that parked, or that an answer resumed, goes on; and only the
+// process's death hands a turn on (its lease runs out, and another process
+// takes it over).
+func (e *Engine) Abort(conv, requestID string) {
+	if t := e.find(conv, requestID); t != nil && t.after == "" && t.parked.Load() == nil {
+		t.markCancelled()
+		t.cancel()
+	}
 }
 
 // withdrawnResult is the parked call's result when the person wrote a
@@ -736,9 +845,9 @@ const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new
 
 // Withdraw withdraws pending park p because a session other than the one
 // that raised it sent a message: the park ends as a cancel would end it,
-// its turn's follower (here, or elsewhere through the stream) hears
-// its cancelled event, and the history records that the person wrote
-// instead of answering. ok is false when p was not pending any more.
+// every subscriber hears its turn's cancelled event, and the history
+// records that the person wrote instead of answering. ok is false when p
+// was not pending any more.
 func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, e.clock.Now())
 	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg},
@@ -750,72 +859,28 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 	e.parkEnded(p, s, store.ParkCancelled)
 	e.parkTaken(p.ConversationID, p.ID)
 	e.abandon(s)
-	if t := e.unpark(p.ID); t != nil {
-		t.markCancelled(true)
+	if t := e.unpark(p.ConversationID, p.ID); t != nil {
+		t.markCancelled()
 	} else {
 		e.metrics.TurnFinished(OutcomeCancelled)
-		// Shown by nobody here: its follower elsewhere, if any, hears it
-		// through the stream.
-		e.observe(p.ConversationID, nil, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
+		e.observe(p.ConversationID, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
 	}
 	return true, nil
 }
 
-// Detach is told that t's follower went away. A parked turn stays parked
-// in the store; a turn that an answer resumed, or that keep asks for (a
-// drain, a client that will come back), runs on unseen; a turn in its
-// first run is aborted: its client closed its own socket, which aborts
-// the turn it asked for (PROTOCOL.md §4.10). Only the process's death
-// hands such a turn on (its lease runs out, and another takes it over).
-func (e *Engine) Detach(t *Turn, keep bool) {
-	if id, _ := t.Parked(); id != "" {
-		e.mu.Lock()
-		if e.parked[id] == t {
-			delete(e.parked, id)
-		}
-		e.mu.Unlock()
-		return
-	}
-	if keep || t.after != "" {
-		return
-	}
-	// Aborted: the conversation's other sockets hear that it ended.
-	t.markCancelled(false)
-	t.cancel()
-}
-
-// Drain is told that t's follower is draining while t is parked: the park
-// stays for the next process (KeepParksOnDrain), or resolves no_response
-// now and the turn runs to its end on f.
-func (e *Engine) Drain(ctx context.Context, f Follower, t *Turn) {
-	id, _ := t.Parked()
-	if id == "" {
-		return
-	}
-	if !e.cfg.KeepParksOnDrain {
-		if p, err := e.cfg.Store.PendingPark(ctx, t.session.ConversationID); err == nil && p.ID == id {
-			if ok, err := e.resolveAck(ctx, f, t.session, p, store.ParkExpired, e.expiredAnswer(p), nil); err == nil && ok {
-				return
-			}
-		}
-	}
-	e.unpark(id)
-	f.Release(t)
-}
-
-// Reattach shows a conversation's pending park to a client that resumed
-// the conversation on follower f: with the kind's capability it gets the
-// same card again (shown) and the parked turn becomes f's; without it the park is answered with the conversational fallback
-// and the turn runs on, on f.
-func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, busy bool) (shown *Event) {
+// Rejoin shows conversation conv's pending park to a client that joined it
+// again on session sess: it returns the prompt to show (a confirmation's
+// with its call, whose arguments are what is to be approved), and holds
+// the parked turn while someone here subscribes to conv, so an answer
+// needs no read. A kind's card that conv cannot show (its capability is
+// not declared) is answered with the kind's conversational fallback
+// instead, and the turn runs on; nil then, and when no park is pending.
+func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Conversation) []Event {
 	p, err := e.cfg.Store.PendingPark(ctx, conv.ID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			e.log.Error("load pending park", "err", err)
 		}
-		return nil
-	}
-	if busy {
 		return nil
 	}
 	state, err := stateOf(p)
@@ -828,7 +893,7 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 		// can take an answer to it, so rather than show the card the
 		// turn goes on, and the tool's next run tells the model.
 		e.log.Info("park's question was lost with its process", "interactionId", p.ID)
-		if _, err := e.resolveAck(ctx, f, sess, p, store.ParkExpired, Result{Text: lostAnswer}, nil); err != nil {
+		if _, err := e.resolveAck(ctx, sess, p, store.ParkExpired, Result{Text: lostAnswer}, nil); err != nil {
 			e.log.Error("resolve a lost question", "interactionId", p.ID, "err", err)
 		}
 		return nil
@@ -852,34 +917,25 @@ func (e *Engine) Reattach(ctx context.Context, f Follower, sess *store.Session, 
 			}
 			state.stash(p.Kind, p.Spec)
 			p.Turn = state.encode()
-			if _, err := e.resolveAck(ctx, f, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, nil); err != nil {
+			if _, err := e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, nil); err != nil {
 				e.log.Error("answer park with its fallback", "interactionId", p.ID, "err", err)
 			}
 			return nil
 		}
 	}
-	t := e.newTurn(f, sess, state)
-	t.parked.Store(&waiting{park: p})
-	t.cancel() // a parked turn runs nothing
 	e.mu.Lock()
-	old := e.parked[p.ID]
-	e.parked[p.ID] = t
+	if held := e.parked[conv.ID]; held == nil || held.parkID() != p.ID {
+		t := e.newTurn(sess, state)
+		t.parked.Store(&waiting{park: p})
+		t.cancel() // a parked turn runs nothing
+		e.parked[conv.ID] = t
+	}
 	e.mu.Unlock()
-	if old != nil && old.follower != nil && old.follower != f {
-		old.follower.Release(old)
-	}
-	if !f.Adopt(t, "") {
-		e.unpark(p.ID)
-		return nil
-	}
-	ev := Event{Kind: EventPrompt, RequestID: state.RequestID, Park: p}
-	f.Emit(t, ev)
+	prompt := []Event{{Kind: EventPrompt, RequestID: state.RequestID, Park: p}}
 	if p.Type == store.ParkConfirmation {
-		// What is to be approved is the call's arguments, which its chunk
-		// carries: shown again with the confirmation, as when it parked.
-		f.Emit(t, Event{Kind: EventToolCall, RequestID: state.RequestID, Call: p.ToolCall})
+		prompt = append(prompt, Event{Kind: EventToolCall, RequestID: state.RequestID, Call: p.ToolCall})
 	}
-	return &ev
+	return prompt
 }
 
 // lostAnswer is the answer of a park whose question was lost with the
@@ -911,28 +967,6 @@ func (e *Engine) abandon(turn turnState) {
 			a.Abandon(turn.Asking)
 		}
 	}
-}
-
-// Confirm answers the write confirmation that parked turn t waits on:
-// approved, the resumed turn runs the call; denied, it gets the denial as
-// the call's result. ok is false when t waits on no confirmation any more.
-func (e *Engine) Confirm(ctx context.Context, f Follower, t *Turn, approved bool, ack func()) (bool, error) {
-	id, typ := t.Parked()
-	if id == "" || typ != store.ParkConfirmation {
-		return false, nil
-	}
-	p, err := e.cfg.Store.PendingPark(ctx, t.session.ConversationID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ID != id) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	r := Result{Text: deniedResult, IsError: true}
-	if approved {
-		r = Result{}
-	}
-	return e.resolveAck(ctx, f, t.session, p, store.ParkResolved, r, ack)
 }
 
 // answered runs the hooks of kind with an accepted answer, from a card

@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -24,81 +23,26 @@ import (
 	"github.com/kindkit/kindkit/store/storetest"
 )
 
-// These tests drive the engine with no WebSocket at all: a follower that
+// These tests drive the engine with no WebSocket at all: a subscriber that
 // records what the engine tells it, real stores, and a fake clock, so no
 // test waits out a deadline or a lease in real time.
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// follower records a turn's events and holds one turn, as a connection does.
+// follower subscribes to a conversation and records its events, as a
+// client does.
 type follower struct {
-	mu     sync.Mutex
-	active *agent.Turn
 	events chan agent.Event
 }
 
-func newFollower() *follower { return &follower{events: make(chan agent.Event, 64)} }
+func newFollower() *follower { return &follower{events: make(chan agent.Event, 256)} }
 
-func (f *follower) Emit(t *agent.Turn, ev agent.Event) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.active != t {
-		return false
-	}
-	f.events <- ev
-	return true
-}
-
-func (f *follower) Finish(t *agent.Turn, ev agent.Event) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.active == t {
-		f.events <- ev
-		f.active = nil
-	}
-}
-
-func (f *follower) Release(t *agent.Turn) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.active == t {
-		f.active = nil
-	}
-}
-
-func (f *follower) Park(t *agent.Turn, prompt ...agent.Event) agent.ParkOutcome {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.active != t {
-		return agent.ParkGone
-	}
-	for _, ev := range prompt {
-		f.events <- ev
-	}
-	return agent.ParkShown
-}
-
-func (f *follower) Adopt(t *agent.Turn, parkID string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.active != nil {
-		if id, _ := f.active.Parked(); parkID == "" || id != parkID {
-			return false
-		}
-	}
-	f.active = t
-	return true
-}
-
+// start subscribes f to sess's conversation and sends text on it.
 func (f *follower) start(e *agent.Engine, sess *store.Session, text string) {
-	t, err := e.Send(context.Background(), f, sess, "r1", text)
-	if err != nil {
+	e.Subscribe(context.Background(), sess.ConversationID, func(ev agent.Event) { f.events <- ev })
+	if err := e.Send(context.Background(), sess, agent.Message{RequestID: "r1", Text: text}, nil); err != nil {
 		panic(err)
 	}
-	f.mu.Lock()
-	f.active = t
-	f.mu.Unlock()
-	t.Start(text)
 }
 
 // next returns the next event of the given kind, failing on a terminal
@@ -260,7 +204,7 @@ func TestEngineParkSubmitReply(t *testing.T) {
 				t.Fatal(err)
 			}
 			acked := false
-			ok, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, func(json.RawMessage) { acked = true })
+			ok, err := e.Submit(context.Background(), sess, p.ID, agent.Answer{Values: []byte(picked)}, func(agent.Taken) { acked = true })
 			if err != nil || !ok || !acked {
 				t.Fatalf("Submit = %v, %v (acked %v)", ok, err, acked)
 			}
@@ -274,7 +218,7 @@ func TestEngineParkSubmitReply(t *testing.T) {
 			if got := history(t, st); !slices.Equal(got, wantHistory) {
 				t.Errorf("history = %v, want %v", got, wantHistory)
 			}
-			if again, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Declined: true}, nil); err != nil || again {
+			if again, err := e.Submit(context.Background(), sess, p.ID, agent.Answer{Declined: true}, nil); err != nil || again {
 				t.Errorf("second Submit = %v, %v; want false", again, err)
 			}
 		})
@@ -314,7 +258,7 @@ func TestEngineTakeover(t *testing.T) {
 			a := engine(t, st, dead, clock)
 			t.Cleanup(dead.release) // before a's shutdown, even when the test fails
 			sess, f, p := parkOne(t, a, st, "hello")
-			if ok, err := a.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
+			if ok, err := a.Submit(context.Background(), sess, p.ID, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
 				t.Fatalf("Submit = %v, %v", ok, err)
 			}
 			f.next(t, agent.EventToolResult)
@@ -345,15 +289,15 @@ func TestEngineAfterShutdown(t *testing.T) {
 			st := open(t)
 			clock := clockwork.NewFakeClock()
 			a := engine(t, st, script(t, "Pro it is."), clock)
-			sess, f, p := parkOne(t, a, st, "hello")
+			sess, _, p := parkOne(t, a, st, "hello")
 			if err := a.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			acked := false
-			if ok, err := a.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, func(json.RawMessage) { acked = true }); err != nil || !ok || !acked {
+			if ok, err := a.Submit(context.Background(), sess, p.ID, agent.Answer{Values: []byte(picked)}, func(agent.Taken) { acked = true }); err != nil || !ok || !acked {
 				t.Fatalf("Submit after Shutdown = %v, %v (acked %v)", ok, err, acked)
 			}
-			if _, err := a.Send(context.Background(), newFollower(), sess, "r2", "anyone there?"); !errors.Is(err, agent.ErrTurnInProgress) {
+			if err := a.Send(context.Background(), sess, agent.Message{RequestID: "r2", Text: "anyone there?"}, nil); !errors.Is(err, agent.ErrTurnInProgress) {
 				t.Errorf("a message while the answered turn is owed: %v, want ErrTurnInProgress", err)
 			}
 
@@ -426,7 +370,7 @@ func TestEngineResumeKeepsHistory(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if ok, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
+			if ok, err := e.Submit(context.Background(), sess, p.ID, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
 				t.Fatalf("Submit = %v, %v", ok, err)
 			}
 			f.next(t, agent.EventReply)
@@ -531,5 +475,50 @@ func TestNoSelfTakeover(t *testing.T) {
 	}
 	if n := m.n.Load(); n != 1 {
 		t.Errorf("the model was called %d times, want once: the engine took its own running turn over", n)
+	}
+}
+
+// A subscriber is told its events with no lock of the engine held: one
+// that is slow to take an event holds up only the turn whose event it is,
+// never another conversation's.
+func TestSlowSubscriber(t *testing.T) {
+	st := memstore.New()
+	e := engine(t, st, scripted(t, agent.ScriptEntry{Kind: "text", Text: "Hi."}), clockwork.NewRealClock())
+	slow := conversation(t, st, "")
+	ctx := context.Background()
+	if err := st.CreateConversation(ctx, &store.Conversation{ID: "c2", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	other := &store.Session{ID: "s2", ConversationID: "c2"}
+	if err := st.CreateSession(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	stopSlow := e.Subscribe(ctx, slow.ConversationID, func(agent.Event) {
+		once.Do(func() { close(held) })
+		<-release
+	})
+	sent := make(chan error, 1)
+	go func() { sent <- e.Send(ctx, slow, agent.Message{RequestID: "r1", Text: "hello"}, nil) }()
+	<-held // Send waits for its message to be told: it returns once released
+	defer func() {
+		close(release)
+		if err := <-sent; err != nil {
+			t.Error(err)
+		}
+		stopSlow()
+		e.Wait()
+	}()
+
+	f := newFollower()
+	go func() {
+		e.Subscribe(ctx, other.ConversationID, func(ev agent.Event) { f.events <- ev })
+		if err := e.Send(ctx, other, agent.Message{RequestID: "r2", Text: "hello"}, nil); err != nil {
+			t.Error(err)
+		}
+	}()
+	if reply := f.next(t, agent.EventReply); reply.Reply.Text != "Hi." {
+		t.Errorf("the other conversation's reply: %+v", reply.Reply)
 	}
 }

@@ -87,7 +87,7 @@ func stateOf(p *store.Park) (turnState, error) {
 }
 
 // readState is p's state for what the engine tells of a park that ended
-// (its follower's cancelled event, its wait span): one it cannot read is
+// (its cancelled event, its wait span): one it cannot read is
 // logged and read as empty.
 func (e *Engine) readState(p *store.Park) turnState {
 	s, err := stateOf(p)

@@ -15,18 +15,20 @@ import (
 
 // Subscribe has fn told conversation conv's events, in order: first what
 // the turn that runs there has said so far (its catch-up; a parked turn
-// has none, its card is in the store), then every event of its turns from
-// then on, whoever runs them (this process or, on a store that processes
-// share, another: the relay carries them), until stop is called or ctx
-// ends. A turn's events are the same for every subscriber.
+// has none, its card is in the store, see Rejoin), then every event of its
+// turns from then on, whoever runs them (this process or, on a store that
+// processes share, another: the relay carries them), until stop is called
+// or ctx ends. A turn's events are the same for every subscriber.
 //
-// fn is called in order, never concurrently for one subscription, while
-// the stream holds its lock: it must not block, and must not call the
-// engine. A subscriber that follows a turn itself (its Follower) skips
-// the events it was told already (Event.ToldTo).
+// fn is called in order, one event at a time, with no lock of the
+// engine held; an engine call that tells an event returns once every
+// subscriber here has been told it. So fn must not block, and must not
+// call the engine or stop: the call would wait for itself. Once stop
+// returns, fn is not called again.
 func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (stop func()) {
 	sub := &subscription{conv: conv, fn: fn}
-	e.stream.add(sub)
+	sub.done.L = &sub.mu
+	e.stream.add(sub).run()
 	if ctx.Done() == nil {
 		return func() { e.stream.remove(sub) }
 	}
@@ -41,11 +43,6 @@ func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (st
 // relay, so that it hears the other processes' too, or ctx ends; at once
 // when the store is not shared.
 func (e *Engine) RelayReady(ctx context.Context) error { return e.stream.ready(ctx) }
-
-// ToldTo tells whether f, the follower of ev's turn, was told ev already
-// (Follower.Emit, Finish or Park), so that a follower that also subscribes
-// to the turn's conversation skips it.
-func (ev *Event) ToldTo(f Follower) bool { return f != nil && ev.follower == f }
 
 // stream fans the engine's turn events out to the subscribers of their
 // conversation: here at once, and, on a store shared between processes,
@@ -69,10 +66,88 @@ type stream struct {
 	pruned time.Time                // when topics were last pruned
 }
 
+// A subscription is told its events by whichever goroutine queued them,
+// or by the one telling it already: one at a time, in the order queued,
+// with no other lock held.
 type subscription struct {
 	conv string
 	fn   func(Event)
-	gone bool // removed; under stream.mu
+
+	mu         sync.Mutex // a leaf
+	done       sync.Cond  // on mu: told moved, or delivering ended
+	queue      []Event
+	spare      []Event // the queue's next array
+	queued     uint64  // events queued, ever
+	told       uint64  // events told, ever
+	delivering bool
+	gone       bool // removed
+}
+
+// enqueue queues evs and returns how many events have been queued, ever,
+// for tell.
+func (sub *subscription) enqueue(evs ...Event) uint64 {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if !sub.gone {
+		sub.queue = append(sub.queue, evs...)
+		sub.queued += uint64(len(evs))
+	}
+	return sub.queued
+}
+
+// tell returns once the first upTo events queued have been told (or sub
+// was removed): it tells them itself, unless another goroutine is at it,
+// which it then waits for.
+func (sub *subscription) tell(upTo uint64) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	for sub.told < upTo && !sub.gone {
+		if sub.delivering {
+			sub.done.Wait()
+			continue
+		}
+		sub.delivering = true
+		for len(sub.queue) > 0 && !sub.gone {
+			batch := sub.queue
+			sub.queue = sub.spare
+			sub.mu.Unlock()
+			for _, ev := range batch {
+				sub.fn(ev)
+			}
+			sub.mu.Lock()
+			sub.told += uint64(len(batch))
+			clear(batch)
+			sub.spare = batch[:0]
+		}
+		sub.delivering = false
+		sub.done.Broadcast()
+	}
+}
+
+// end stops sub's events and waits for the one being told.
+func (sub *subscription) end() {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	sub.gone = true
+	sub.queue, sub.spare = nil, nil
+	for sub.delivering {
+		sub.done.Wait()
+	}
+}
+
+// A delivery is events queued to subscribers: run tells them, with no
+// lock of the engine held.
+type delivery []queued
+
+type queued struct {
+	sub  *subscription
+	upTo uint64
+}
+
+func (d delivery) run() {
+	for _, q := range d {
+		q.sub.tell(q.upTo)
+	}
 }
 
 // A topic is one conversation's subscribers here and what its running
@@ -101,7 +176,7 @@ type note struct {
 	Taken        string      `json:"p,omitempty"` // a park taken by the origin
 	Probe        string      `json:"q,omitempty"` // a note the origin waits to hear itself
 	Declared     bool        `json:"d,omitempty"` // the conversation's capabilities were declared anew
-	Cancel       string      `json:"s,omitempty"` // a turn to stop where it runs (Engine.CancelTurn)
+	Cancel       string      `json:"s,omitempty"` // a turn to stop where it runs (Engine.Cancel)
 }
 
 // wireEvent is an Event as the relay carries it: the park without the
@@ -301,11 +376,13 @@ func (s *stream) receive(data []byte) {
 	switch {
 	case n.Probe != "":
 	case n.Taken != "":
-		s.eng.claimParked(n.Taken)
+		s.eng.unpark(n.Conversation, n.Taken)
 	case n.Declared:
 		s.eng.capabilitiesChanged(n.Conversation)
 	case n.Cancel != "":
-		s.eng.cancelHere(n.Conversation, n.Cancel)
+		if t := s.eng.find(n.Conversation, n.Cancel); t != nil {
+			s.eng.cancel(context.Background(), t)
+		}
 	case n.Event != nil && n.Event.valid():
 		var chunk []Event
 		for i := range n.Chunk {
@@ -313,7 +390,7 @@ func (s *stream) receive(data []byte) {
 				chunk = append(chunk, n.Chunk[i].event())
 			}
 		}
-		s.deliver(n.Conversation, nil, n.Event.event(), chunk)
+		s.queue(n.Conversation, n.Event.event(), chunk).run()
 	default:
 		s.eng.log.Warn("relay: bad note", "bytes", len(data))
 	}
@@ -347,15 +424,11 @@ func (s *stream) ready(ctx context.Context) error {
 	}
 }
 
-// tell publishes an event of a turn of conversation conv (a prompt with
-// the events shown with it) that f, the turn's follower (nil: none), was
-// told already: to the subscribers here, and to the other processes.
-func (s *stream) tell(conv string, f Follower, ev Event, chunk ...Event) {
-	ev.follower = f
-	for i := range chunk {
-		chunk[i].follower = f
-	}
-	s.deliver(conv, f, ev, chunk)
+// post queues an event of a turn of conversation conv (a prompt with the
+// events shown with it) for the subscribers here, whom the delivery tells,
+// and sends it to the other processes.
+func (s *stream) post(conv string, ev Event, chunk ...Event) delivery {
+	d := s.queue(conv, ev, chunk)
 	if s.bus != nil {
 		w := toWire(ev)
 		n := note{Conversation: conv, Event: &w}
@@ -364,6 +437,7 @@ func (s *stream) tell(conv string, f Follower, ev Event, chunk ...Event) {
 		}
 		s.send(n)
 	}
+	return d
 }
 
 // declared tells the other processes that conversation conv's
@@ -376,9 +450,9 @@ func (s *stream) cancel(conv, requestID string) { s.send(note{Conversation: conv
 // taken tells the other processes that park id of conv was taken here.
 func (s *stream) taken(conv, id string) { s.send(note{Conversation: conv, Taken: id}) }
 
-// deliver gives an event (and what is shown with it) to conv's
+// queue queues an event (and what is shown with it) for conv's
 // subscribers here, and keeps it for the catch-up.
-func (s *stream) deliver(conv string, f Follower, ev Event, chunk []Event) {
+func (s *stream) queue(conv string, ev Event, chunk []Event) delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tp := s.topicLocked(conv)
@@ -388,15 +462,37 @@ func (s *stream) deliver(conv string, f Follower, ev Event, chunk []Event) {
 	if now.Sub(s.pruned) > time.Minute {
 		s.pruneLocked(now)
 	}
-	for sub := range tp.subs {
-		sub.fn(ev)
-		for _, c := range chunk {
-			sub.fn(c)
+	if len(tp.subs) == 0 {
+		if tp.live == nil {
+			delete(s.topics, conv)
 		}
+		return nil
 	}
-	if len(tp.subs) == 0 && tp.live == nil {
-		delete(s.topics, conv)
+	d := make(delivery, 0, len(tp.subs))
+	for sub := range tp.subs {
+		var upTo uint64
+		if len(chunk) == 0 {
+			upTo = sub.enqueue(ev)
+		} else {
+			upTo = sub.enqueue(append([]Event{ev}, chunk...)...)
+		}
+		d = append(d, queued{sub, upTo})
 	}
+	return d
+}
+
+// watched tells whether conversation conv has subscribers here.
+func (s *stream) watched(conv string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.topics[conv].subsOrNil()) > 0
+}
+
+func (tp *topic) subsOrNil() map[*subscription]struct{} {
+	if tp == nil {
+		return nil
+	}
+	return tp.subs
 }
 
 // topicLocked is conversation conv's topic, made when it has none.
@@ -422,7 +518,7 @@ func (s *stream) pruneLocked(now time.Time) {
 
 // keep records an event of the running turn for the catch-up. A turn that
 // ends or parks leaves nothing to catch up on: a parked turn's card is in
-// the store (Engine.Reattach shows it again).
+// the store (Engine.Rejoin shows it again).
 func (tp *topic) keep(ev Event) {
 	switch ev.Kind {
 	case EventPrompt, EventReply, EventFailed, EventCancelled:
@@ -435,7 +531,7 @@ func (tp *topic) keep(ev Event) {
 	i := len(tp.live) - 1
 	switch {
 	case ev.Kind == EventText && i >= 0 && tp.live[i].ev.Kind == EventText &&
-		tp.live[i].ev.RequestID == ev.RequestID && tp.live[i].ev.After == ev.After && tp.live[i].ev.follower == ev.follower:
+		tp.live[i].ev.RequestID == ev.RequestID && tp.live[i].ev.After == ev.After:
 		tp.live[i].tokens = append(tp.live[i].tokens, ev.Text...)
 		tp.size += len(ev.Text)
 	case ev.Kind == EventText:
@@ -463,8 +559,8 @@ func eventBytes(ev *Event) int {
 	return n
 }
 
-// add subscribes sub and tells it the catch-up.
-func (s *stream) add(sub *subscription) {
+// add subscribes sub with the catch-up queued, for the delivery to tell.
+func (s *stream) add(sub *subscription) delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tp := s.topicLocked(sub.conv)
@@ -473,25 +569,31 @@ func (s *stream) add(sub *subscription) {
 		if ev.Kind == EventText {
 			ev.Text = string(tp.live[i].tokens)
 		}
-		sub.fn(ev)
+		sub.queue = append(sub.queue, ev)
 	}
+	sub.queued = uint64(len(sub.queue))
 	tp.subs[sub] = struct{}{}
+	return delivery{{sub, sub.queued}}
 }
 
 // remove ends sub; once it returns, sub's function is not called again.
+// A conversation nobody here subscribes to any more has its parked turn
+// let go: a resume reads it from the store.
 func (s *stream) remove(sub *subscription) {
+	sub.end()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sub.gone {
-		return
-	}
-	sub.gone = true
 	tp := s.topics[sub.conv]
 	if tp == nil {
+		s.mu.Unlock()
 		return
 	}
 	delete(tp.subs, sub)
-	if len(tp.subs) == 0 && tp.live == nil {
+	last := len(tp.subs) == 0
+	if last && tp.live == nil {
 		delete(s.topics, sub.conv)
+	}
+	s.mu.Unlock()
+	if last {
+		s.eng.letGoParked(sub.conv)
 	}
 }

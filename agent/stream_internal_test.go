@@ -59,18 +59,18 @@ func FuzzNotes(f *testing.F) {
 func TestCatchUp(t *testing.T) {
 	e := quietEngine()
 	call := Event{Kind: EventToolCall, RequestID: "T", Call: store.ToolCall{ID: "c1", Name: "lookup", Arguments: `{"q":"x"}`}}
-	e.stream.tell("c1", nil, call)
-	e.stream.tell("c1", nil, Event{Kind: EventText, RequestID: "T", Text: "Hel"})
-	e.stream.tell("c1", nil, Event{Kind: EventText, RequestID: "T", Text: "lo"})
+	e.stream.post("c1", call).run()
+	e.stream.post("c1", Event{Kind: EventText, RequestID: "T", Text: "Hel"}).run()
+	e.stream.post("c1", Event{Kind: EventText, RequestID: "T", Text: "lo"}).run()
 	var late recorder
 	defer e.Subscribe(context.Background(), "c1", late.hear)()
-	e.stream.tell("c1", nil, Event{Kind: EventText, RequestID: "T", Text: "!"})
+	e.stream.post("c1", Event{Kind: EventText, RequestID: "T", Text: "!"}).run()
 	want := []Event{call, {Kind: EventText, RequestID: "T", Text: "Hello"}, {Kind: EventText, RequestID: "T", Text: "!"}}
 	if diff := cmp.Diff(want, late.all(), cmpopts.IgnoreUnexported(Event{})); diff != "" {
 		t.Errorf("late subscriber (-want +got):\n%s", diff)
 	}
 
-	e.stream.tell("c1", nil, Event{Kind: EventPrompt, RequestID: "T", Park: &store.Park{ID: "p1"}}, call)
+	e.stream.post("c1", Event{Kind: EventPrompt, RequestID: "T", Park: &store.Park{ID: "p1"}}, call).run()
 	var after recorder
 	defer e.Subscribe(context.Background(), "c1", after.hear)()
 	if got := after.all(); len(got) != 0 {
@@ -98,9 +98,9 @@ func TestRelay(t *testing.T) {
 		{Kind: EventPrompt, RequestID: "T", Park: park},
 		call,
 	}
-	here.tell("c1", nil, told[0])
-	here.tell("c1", nil, told[1])
-	here.tell("c1", nil, told[2], call)
+	here.post("c1", told[0]).run()
+	here.post("c1", told[1]).run()
+	here.post("c1", told[2], call).run()
 	for range 3 { // the prompt and its call are one note
 		bus.flush(t, here)
 	}
@@ -155,7 +155,7 @@ func (b *loopBus) flush(t *testing.T, from *stream) {
 // quietEngine is an engine that runs no loop, for the stream's tests, on
 // bus (none: nil).
 func quietEngine(bus ...store.Notifier) *Engine {
-	e := &Engine{log: slog.New(slog.DiscardHandler), parked: map[string]*Turn{}}
+	e := &Engine{log: slog.New(slog.DiscardHandler), parked: map[string]*turn{}}
 	var b store.Notifier
 	if len(bus) > 0 {
 		b = bus[0]

@@ -109,7 +109,7 @@ func spanContextOf(s string) trace.SpanContext {
 // startRun starts the span of one run of t: its first, or one an answer
 // (or a take-over) resumed, which links to the span of the tool call that
 // parked it, wherever that ran.
-func (t *Turn) startRun() {
+func (t *turn) startRun() {
 	e := t.eng
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(invokeAgentAttr, semconv.GenAIAgentName(e.cfg.AgentName), attrRequestID.String(t.requestID),
@@ -123,7 +123,7 @@ func (t *Turn) startRun() {
 }
 
 // endRun ends the span of t's run.
-func (t *Turn) endRun() {
+func (t *turn) endRun() {
 	if t.cancelled.Load() {
 		t.outcome = OutcomeCancelled
 	}
@@ -138,7 +138,7 @@ func (t *Turn) endRun() {
 
 // spanCtx is the turn's context with its current span: the tool call's
 // while one runs, else the run's.
-func (t *Turn) spanCtx() context.Context {
+func (t *turn) spanCtx() context.Context {
 	if t.toolSpan != nil {
 		return trace.ContextWithSpan(t.ctx, t.toolSpan)
 	}
@@ -146,7 +146,7 @@ func (t *Turn) spanCtx() context.Context {
 }
 
 // startModel starts the span of one model call.
-func (t *Turn) startModel() (context.Context, trace.Span) {
+func (t *turn) startModel() (context.Context, trace.Span) {
 	e := t.eng
 	attrs := []attribute.KeyValue{chatAttr}
 	if e.modelName != "" {
@@ -168,14 +168,14 @@ func endModel(span trace.Span, usage store.Usage, err error) {
 
 // startTool starts the span of one tool call: its name and id, never its
 // arguments or result.
-func (t *Turn) startTool(call store.ToolCall) {
+func (t *turn) startTool(call store.ToolCall) {
 	_, t.toolSpan = t.eng.tracer.Start(trace.ContextWithSpan(t.ctx, t.span), "execute_tool "+call.Name,
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(executeToolAttr, semconv.GenAIToolName(call.Name), semconv.GenAIToolCallID(call.ID), semconv.GenAIToolType("function")))
 }
 
 // endTool ends the current tool call's span.
-func (t *Turn) endTool(parked, failed bool) {
+func (t *turn) endTool(parked, failed bool) {
 	if parked {
 		t.toolSpan.SetAttributes(attrToolParked.Bool(true))
 	}

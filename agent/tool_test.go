@@ -120,13 +120,11 @@ func TestHostToolCancel(t *testing.T) {
 	e := newEngine(t, agent.Config{Store: st, Tools: []agent.HostTool{wait},
 		Model: scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: "wait", Arguments: `{}`})})
 	sess := conversation(t, st, "")
-	tr, err := e.Send(context.Background(), nil, sess, "r1", "wait")
-	if err != nil {
+	if err := e.Send(context.Background(), sess, agent.Message{RequestID: "r1", Text: "wait"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	tr.Start("wait")
 	<-started
-	e.Cancel(context.Background(), tr)
+	e.Cancel(context.Background(), sess.ConversationID, "r1")
 	e.Wait()
 	if !stopped.Load() {
 		t.Error("the tool's context was not cancelled")
@@ -147,10 +145,11 @@ func TestHostToolConfirmed(t *testing.T) {
 		if prompt.Park.Type != store.ParkConfirmation || runs.Load() != 0 {
 			t.Fatalf("prompt = %+v, runs %d", prompt.Park, runs.Load())
 		}
-		f.mu.Lock()
-		tr := f.active
-		f.mu.Unlock()
-		if ok, err := e.Confirm(context.Background(), f, tr, approve, nil); err != nil || !ok {
+		sess, err := st.Session(context.Background(), prompt.Park.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := e.Confirm(context.Background(), sess, prompt.Park.ID, approve, nil); err != nil || !ok {
 			t.Fatalf("Confirm = %v, %v", ok, err)
 		}
 		r := f.next(t, agent.EventToolResult)

@@ -20,16 +20,16 @@ import (
 	"github.com/kindkit/kindkit/store"
 )
 
-// A Turn is one user message and everything it causes, until its terminal
+// A turn is one user message and everything it causes, until its terminal
 // event. While it runs it has a goroutine; while it is parked it is only the
-// park record in the store (and, for speed, this struct in its follower).
+// park record in the store (and, for speed, this struct, held while someone
+// here subscribes to its conversation).
 // A running turn is owed its reply, from its message on (Send) and again
 // from the answer that resumed it: it runs under a lease in the store,
 // every step it takes is stored with its state, and if its process dies
 // another run picks it up after the last stored step.
-type Turn struct {
+type turn struct {
 	eng       *Engine
-	follower  Follower // nil when nobody follows the turn (it still finishes)
 	session   *store.Session
 	requestID string
 	ctx       context.Context
@@ -40,9 +40,8 @@ type Turn struct {
 	finished  bool                    // its terminal event was told; under emitMu
 	ended     chan struct{}           // closed when its run ended (end ran), or did not start
 
-	// emitMu orders the turn's events for its follower and the engine's
-	// stream, and keeps every event after a cancel from either (lock
-	// order: see Engine).
+	// emitMu orders the turn's events on the engine's stream, and keeps
+	// every event after a cancel from it (lock order: see Engine).
 	emitMu sync.Mutex
 
 	leaseMu sync.Mutex
@@ -95,59 +94,62 @@ const (
 // conversation runs one turn at a time, and the message is not stored.
 var ErrTurnInProgress = errors.New("agent: a turn of the conversation is in progress")
 
-// Send stores text, a message of session sess, as the start of a turn
-// followed by f, and returns the turn; Start runs it. From then on the
-// message is owed its reply: the turn runs under a lease in the store, and
-// if this process dies another takes it over (a follower that goes away
-// aborts it, unless it asks to keep it: Detach). requestID names the turn
-// on the wire. ErrTurnInProgress, with nothing stored, when another turn
-// of the conversation is owed a reply.
-func (e *Engine) Send(ctx context.Context, f Follower, sess *store.Session, requestID, text string) (*Turn, error) {
-	return e.send(ctx, f, sess, nil, requestID, text)
+// Message is a person's message, the start of a turn.
+type Message struct {
+	RequestID string // names the turn on the wire
+	Text      string
+	// Made is the conversation, as the caller made it in this process,
+	// when this is its first message: the write finds it as it was made,
+	// and the turn then knows its conversation and its history without
+	// reading them. When it was touched since, Send stores nothing and
+	// returns ErrTurnInProgress: send again without Made.
+	Made *store.Conversation
 }
 
-// SendFirst is Send for the first message of conv, a conversation made in
-// this process, of which sess is a session: the write finds conv as it was
-// made, and the turn then knows its conversation and its history without
-// reading them. It returns nil, having stored nothing, when conv was
-// touched since: Send is the way then.
-func (e *Engine) SendFirst(ctx context.Context, f Follower, sess *store.Session, conv *store.Conversation, requestID, text string) (*Turn, error) {
-	t, err := e.send(ctx, f, sess, conv, requestID, text)
-	if errors.Is(err, ErrTurnInProgress) {
-		return nil, nil
-	}
-	return t, err
-}
-
-func (e *Engine) send(ctx context.Context, f Follower, sess *store.Session, first *store.Conversation, requestID, text string) (*Turn, error) {
-	t := e.newTurn(f, sess, turnState{RequestID: requestID})
-	msg := t.userMessage(text)
+// Send stores m, a message of session sess, as the start of a turn, calls
+// ack, and runs the turn. From the write on the message is owed its reply:
+// the turn runs under a lease in the store, and if this process dies
+// another takes it over (Abort, told that the client went away, aborts
+// it). ack runs before any event of the turn is told, so a caller queues
+// its acknowledgement there. ErrTurnInProgress, with nothing stored, when
+// another turn of the conversation is owed a reply.
+func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack func()) error {
+	t := e.newTurn(sess, turnState{RequestID: m.RequestID})
+	msg := t.userMessage(m.Text)
 	l := e.lease(uuid.NewString())
 	record := &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: sess.ConversationID, SessionID: sess.ID,
 		State: store.ParkRunning, Turn: t.state.encode(), Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
-	ok, err := e.cfg.Store.StartTurn(ctx, msg, record, first)
-	if err == nil && !ok && e.awaitCancelled(ctx, sess.ConversationID) {
-		ok, err = e.cfg.Store.StartTurn(ctx, msg, record, first)
+	ok, err := e.cfg.Store.StartTurn(ctx, msg, record, m.Made)
+	if err == nil && !ok && m.Made == nil && e.awaitCancelled(ctx, sess.ConversationID) {
+		ok, err = e.cfg.Store.StartTurn(ctx, msg, record, nil)
 	}
 	if err != nil || !ok {
 		t.cancel()
-		return nil, cmp.Or(err, ErrTurnInProgress)
+		return cmp.Or(err, ErrTurnInProgress)
 	}
-	if first != nil {
-		t.conv, t.log = first, []*store.Message{msg}
+	if m.Made != nil {
+		t.conv, t.log = m.Made, []*store.Message{msg}
 	}
 	e.hold(t, l)
-	// The conversation's other sockets (another tab, another process)
+	if ack != nil {
+		ack()
+	}
+	// The conversation's other clients (another tab, another process)
 	// see what was sent, not only the reply to it.
-	e.observe(sess.ConversationID, f, Event{Kind: EventMessage, RequestID: requestID, Message: msg})
-	return t, nil
+	e.observe(sess.ConversationID, Event{Kind: EventMessage, RequestID: m.RequestID, Message: msg})
+	e.metrics.TurnStarted()
+	t.goRun(func() {
+		t.state.Citations = e.cite(t.ctx, m.Text)
+		t.run()
+	})
+	return nil
 }
 
 // awaitCancelled waits for the run of a turn of conv that was cancelled
 // here, and is still owed until its run ends, to end; false when there is
 // none. The person who stopped a turn may send the next message at once.
 func (e *Engine) awaitCancelled(ctx context.Context, conv string) bool {
-	var t *Turn
+	var t *turn
 	e.mu.Lock()
 	for _, lt := range e.leased {
 		if lt.session.ConversationID == conv && lt.cancelled.Load() {
@@ -170,30 +172,15 @@ func (e *Engine) awaitCancelled(ctx context.Context, conv string) bool {
 	return false
 }
 
-func (e *Engine) newTurn(f Follower, sess *store.Session, state turnState) *Turn {
+func (e *Engine) newTurn(sess *store.Session, state turnState) *turn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Turn{eng: e, follower: f, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state, ended: make(chan struct{})}
+	return &turn{eng: e, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state, ended: make(chan struct{})}
 }
 
-// RequestID names the turn on the wire.
-func (t *Turn) RequestID() string { return t.requestID }
-
-// Session is the session the turn runs for.
-func (t *Turn) Session() *store.Session { return t.session }
-
-// Parked returns the park the turn waits on, "" while it runs.
-func (t *Turn) Parked() (id string, typ store.ParkKind) {
+// parkID is the park the turn waits on, "" while it runs.
+func (t *turn) parkID() string {
 	if w := t.parked.Load(); w != nil {
-		return w.park.ID, w.park.Type
-	}
-	return "", ""
-}
-
-// RaisedBy is the session that raised the park the turn waits on, "" while
-// it runs.
-func (t *Turn) RaisedBy() string {
-	if w := t.parked.Load(); w != nil {
-		return w.park.SessionID
+		return w.park.ID
 	}
 	return ""
 }
@@ -205,27 +192,7 @@ type waiting struct {
 	spec *kindkit.Spec
 }
 
-// WaitsOn is the park the turn waits on, as it was saved, and its kind's
-// spec when the turn has it decoded; nil while it runs. The park may have
-// been taken since: only the store's take says.
-func (t *Turn) WaitsOn() (*store.Park, *kindkit.Spec) {
-	if w := t.parked.Load(); w != nil {
-		return w.park, w.spec
-	}
-	return nil, nil
-}
-
-// Start runs the turn that Send started with text: it looks up the
-// knowledge for the message, then runs the agent loop.
-func (t *Turn) Start(text string) {
-	t.eng.metrics.TurnStarted()
-	t.goRun(func() {
-		t.state.Citations = t.eng.cite(t.ctx, text)
-		t.run()
-	})
-}
-
-func (t *Turn) userMessage(text string) *store.Message {
+func (t *turn) userMessage(text string) *store.Message {
 	return &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
 		Text: text, CreatedAt: t.eng.clock.Now().UTC()}
 }
@@ -233,7 +200,7 @@ func (t *Turn) userMessage(text string) *store.Message {
 // goRun runs the turn on a worker; a panic ends the turn with
 // EventFailed, not the process. Once Shutdown has begun no run starts: a
 // turn owed a reply stays owed for the next process, any other fails.
-func (t *Turn) goRun(fn func()) {
+func (t *turn) goRun(fn func()) {
 	if !t.eng.runStarts() {
 		defer close(t.ended)
 		t.eng.log.Warn("turn not run: the engine is shutting down", "requestId", t.requestID)
@@ -263,7 +230,7 @@ func (t *Turn) goRun(fn func()) {
 
 // resumed is the run of a turn an answer resumed: the answer's chunk, then
 // the loop.
-func (t *Turn) resumed() {
+func (t *turn) resumed() {
 	if !t.answeredAt.IsZero() {
 		t.eng.metrics.Resumed(time.Since(t.answeredAt))
 	}
@@ -276,7 +243,7 @@ func (t *Turn) resumed() {
 // end runs when the turn's goroutine ends. An owed turn that a person
 // cancelled stops being owed; one stopped otherwise (its lease was lost,
 // or the process is going away) stays owed for whoever runs it next.
-func (t *Turn) end() {
+func (t *turn) end() {
 	if !t.cancelled.Load() {
 		t.dropLease()
 		return
@@ -293,7 +260,7 @@ func (t *Turn) end() {
 
 // endedMessage records that the turn ended without its reply, stopped or
 // failed, with what the person saw of the reply (store.RoleEnded).
-func (t *Turn) endedMessage(failed bool) *store.Message {
+func (t *turn) endedMessage(failed bool) *store.Message {
 	return endedMessage(t.session.ConversationID, JoinSteps(t.state.Text, t.streamed.String()), failed, t.eng.clock.Now())
 }
 
@@ -301,14 +268,14 @@ func endedMessage(conv, said string, failed bool, now time.Time) *store.Message 
 	return &store.Message{ID: uuid.NewString(), ConversationID: conv, Role: store.RoleEnded, Text: said, IsError: failed, CreatedAt: now.UTC()}
 }
 
-func (t *Turn) setLease(l *store.Lease) {
+func (t *turn) setLease(l *store.Lease) {
 	t.leaseMu.Lock()
 	t.lease = l
 	t.leaseMu.Unlock()
 }
 
 // heldLease returns the turn's lease; false when it owes no reply.
-func (t *Turn) heldLease() (store.Lease, bool) {
+func (t *turn) heldLease() (store.Lease, bool) {
 	t.leaseMu.Lock()
 	defer t.leaseMu.Unlock()
 	if t.lease == nil {
@@ -323,7 +290,7 @@ func (t *Turn) heldLease() (store.Lease, bool) {
 // or when it succeeded and last is set: then nothing is owed any more.
 //
 // Lock order: see Engine.
-func (t *Turn) underLease(last bool, write func(l store.Lease) error) (owed bool, err error) {
+func (t *turn) underLease(last bool, write func(l store.Lease) error) (owed bool, err error) {
 	t.leaseMu.Lock()
 	defer t.leaseMu.Unlock()
 	if t.lease == nil {
@@ -343,7 +310,7 @@ func (t *Turn) underLease(last bool, write func(l store.Lease) error) (owed bool
 
 // dropLease forgets the turn's lease: it is another process's now, or the
 // process is going away and the next one runs the turn.
-func (t *Turn) dropLease() {
+func (t *turn) dropLease() {
 	t.leaseMu.Lock()
 	defer t.leaseMu.Unlock()
 	if t.lease != nil {
@@ -352,26 +319,24 @@ func (t *Turn) dropLease() {
 	}
 }
 
-// stop ends the turn's run without a word: another process runs it now.
-func (t *Turn) stop() {
+// stop ends the turn's run without a word: another process runs it now,
+// or the next one will.
+func (t *turn) stop() {
 	t.dropLease()
 	t.cancel()
-	if t.follower != nil {
-		t.follower.Release(t)
-	}
 }
 
-func (t *Turn) emit(ev Event) { t.tell(ev, false) }
+func (t *turn) emit(ev Event) { t.tell(ev, false) }
 
-func (t *Turn) finish(ev Event) { t.tell(ev, true) }
+func (t *turn) finish(ev Event) { t.tell(ev, true) }
 
-// tell gives an event to the follower, then to the stream; nothing after
-// a cancel.
-func (t *Turn) tell(ev Event, last bool) {
+// tell tells the conversation's subscribers an event of the turn;
+// nothing after a cancel.
+func (t *turn) tell(ev Event, last bool) {
 	ev.RequestID, ev.After = t.requestID, t.after
 	t.emitMu.Lock()
-	defer t.emitMu.Unlock()
 	if t.cancelled.Load() {
+		t.emitMu.Unlock()
 		return
 	}
 	if last {
@@ -382,39 +347,32 @@ func (t *Turn) tell(ev Event, last bool) {
 		}
 		t.eng.metrics.TurnFinished(t.outcome)
 	}
-	switch {
-	case t.follower == nil:
-	case last:
-		t.follower.Finish(t, ev)
-	default:
-		t.follower.Emit(t, ev)
-	}
-	t.eng.observe(t.session.ConversationID, t.follower, ev)
+	d := t.eng.stream.post(t.session.ConversationID, ev)
+	t.emitMu.Unlock()
+	d.run()
 }
 
 // markCancelled marks the turn cancelled by a person and tells the
-// stream (and, when tellFollower, the follower) its cancelled event: the
-// last anyone hears of it, once.
-func (t *Turn) markCancelled(tellFollower bool) {
+// subscribers its cancelled event: the last anyone hears of it, once.
+func (t *turn) markCancelled() {
 	t.emitMu.Lock()
-	defer t.emitMu.Unlock()
 	if t.finished || t.cancelled.Swap(true) {
+		t.emitMu.Unlock()
 		return
 	}
 	t.eng.metrics.TurnFinished(OutcomeCancelled)
 	ev := Event{Kind: EventCancelled, RequestID: t.requestID, After: t.after}
-	if id, _ := t.Parked(); id != "" {
+	if id := t.parkID(); id != "" {
 		ev.After = id
 	}
-	if tellFollower && t.follower != nil {
-		t.follower.Finish(t, ev)
-	}
-	t.eng.observe(t.session.ConversationID, t.follower, ev)
+	d := t.eng.stream.post(t.session.ConversationID, ev)
+	t.emitMu.Unlock()
+	d.run()
 }
 
 // fail ends the turn with EventFailed; details stay in the log. An owed
 // turn stops being owed: running it again would fail again.
-func (t *Turn) fail(err error) {
+func (t *turn) fail(err error) {
 	if t.ctx.Err() != nil {
 		return // cancelled or aborted: nobody is waiting for an answer
 	}
@@ -440,7 +398,7 @@ func (t *Turn) fail(err error) {
 // one: under its lease when it is owed (the step, its state and the model
 // position in one write), otherwise as plain appends. The model's view of
 // the history follows.
-func (t *Turn) save(step store.Step) error {
+func (t *turn) save(step store.Step) error {
 	st := t.eng.cfg.Store
 	if h := t.held; h != nil {
 		t.held = nil
@@ -471,7 +429,7 @@ func (t *Turn) save(step store.Step) error {
 }
 
 // logged adds stored messages to the model's view of the history.
-func (t *Turn) logged(msgs []*store.Message) {
+func (t *turn) logged(msgs []*store.Message) {
 	if t.log == nil {
 		return
 	}
@@ -489,7 +447,7 @@ func (t *Turn) logged(msgs []*store.Message) {
 // took from Pending to run, still pending: a host tool's call is stored
 // before the tool runs, and a process that dies while it runs leaves the
 // call to run again.
-func (t *Turn) flush(call store.ToolCall) error {
+func (t *turn) flush(call store.ToolCall) error {
 	if t.held == nil {
 		return nil
 	}
@@ -502,7 +460,7 @@ func (t *Turn) flush(call store.ToolCall) error {
 
 // run is the agent loop: answer the pending tool calls, call the model, and
 // again, until the model answers without tools or a tool parks the turn.
-func (t *Turn) run() {
+func (t *turn) run() {
 	e := t.eng
 	for {
 		for len(t.state.Pending) > 0 {
@@ -613,7 +571,7 @@ func logBytes(msgs []*store.Message) int {
 // conversation, and its history with msgs, the messages the take stored.
 // Called after the parked turn was unparked (e.mu orders it after
 // CapabilitiesChanged).
-func (t *Turn) inherit(parked *Turn, msgs []*store.Message) {
+func (t *turn) inherit(parked *turn, msgs []*store.Message) {
 	if parked == nil {
 		return
 	}
@@ -625,7 +583,7 @@ func (t *Turn) inherit(parked *Turn, msgs []*store.Message) {
 }
 
 // conversation is the turn's conversation, read once.
-func (t *Turn) conversation() (*store.Conversation, error) {
+func (t *turn) conversation() (*store.Conversation, error) {
 	if t.conv == nil {
 		conv, err := t.eng.cfg.Store.Conversation(t.ctx, t.session.ConversationID)
 		if err != nil {
@@ -638,7 +596,7 @@ func (t *Turn) conversation() (*store.Conversation, error) {
 
 // complete stores the model's last words and the reply as the turn's last
 // step and sends the reply.
-func (t *Turn) complete(step store.Step) {
+func (t *turn) complete(step store.Step) {
 	reply := &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleReply,
 		Text: t.state.Text, CreatedAt: t.eng.clock.Now().UTC()}
 	step.Messages = append(step.Messages, reply)
@@ -654,7 +612,7 @@ func (t *Turn) complete(step store.Step) {
 // history is what the model sees: the last messages of the conversation,
 // oldest first, without tool calls that never got a result (a cancelled
 // turn's) so every call the model sees is answered.
-func (t *Turn) history() ([]*store.Message, error) {
+func (t *turn) history() ([]*store.Message, error) {
 	if t.log == nil {
 		msgs, _, err := t.eng.cfg.Store.Messages(t.ctx, t.session.ConversationID,
 			[]store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool}, "", historyLimit)
@@ -707,7 +665,7 @@ func supported(conv *store.Conversation, capability string) bool {
 
 // tools are the host tools, then one raise tool per kind, then
 // submit_interaction when some kind is on the conversational path.
-func (t *Turn) tools(conv *store.Conversation) []Tool {
+func (t *turn) tools(conv *store.Conversation) []Tool {
 	e := t.eng
 	hosts := e.hostTools()
 	tools := make([]Tool, 0, len(hosts)+len(e.raiseTools)+1)
@@ -729,7 +687,7 @@ func (t *Turn) tools(conv *store.Conversation) []Tool {
 
 // runTool runs one tool call under its span: it emits the call chunk and
 // the result chunk and stores the result, or parks the turn.
-func (t *Turn) runTool(call store.ToolCall) (parked bool, err error) {
+func (t *turn) runTool(call store.ToolCall) (parked bool, err error) {
 	t.startTool(call)
 	t.toolFailed = false
 	parked, err = t.runToolCall(call)
@@ -742,7 +700,7 @@ func (t *Turn) runTool(call store.ToolCall) (parked bool, err error) {
 	return parked, err
 }
 
-func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
+func (t *turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 	e := t.eng
 	if k, ok := e.cfg.Catalog.ByTool(call.Name); ok {
 		return t.raise(k, call)
@@ -797,7 +755,7 @@ func (t *Turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 
 // runHost runs a host tool's call with the turn's context (cancel stops
 // it) and a's Asks.
-func (t *Turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
+func (t *turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
 	info := CallInfo{ConversationID: t.session.ConversationID, SessionID: t.session.ID, CallID: call.ID, Asked: len(a.answers)}
 	if conv, err := t.conversation(); err == nil {
 		info.Principal = conv.Owner
@@ -806,7 +764,7 @@ func (t *Turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
 	return runHost(ctx, ht, info, call.Arguments)
 }
 
-func (t *Turn) gated(name string) bool {
+func (t *turn) gated(name string) bool {
 	for _, sub := range t.eng.cfg.ConfirmTools {
 		if sub != "" && strings.Contains(name, sub) {
 			return true
@@ -816,7 +774,7 @@ func (t *Turn) gated(name string) bool {
 }
 
 // answer stores a tool result and emits its chunk.
-func (t *Turn) answer(call store.ToolCall, r Result) error {
+func (t *turn) answer(call store.ToolCall, r Result) error {
 	msg := toolMessage(t.session.ConversationID, call, r, t.eng.clock.Now())
 	if err := t.save(store.Step{Messages: []*store.Message{msg}}); err != nil {
 		return err
@@ -829,7 +787,7 @@ func (t *Turn) answer(call store.ToolCall, r Result) error {
 // raise handles a kind's raise tool: a tool error when the arguments are
 // wrong, the card when the conversation declared the capability, the
 // conversational fallback otherwise.
-func (t *Turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
+func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 	d := k.Descriptor()
 	r, err := k.ParseRaise([]byte(call.Arguments))
 	if err != nil {
@@ -850,11 +808,10 @@ func (t *Turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 }
 
 // park stores the turn as a park, with the held model step that raised it
-// (an owed turn stops being owed in the same write), then has the follower
-// show the prompt and the deferred call chunk. The turn's goroutine ends; a
-// submit, a confirmation, the deadline or a drain resumes it from the
-// store.
-func (t *Turn) park(p *store.Park) (bool, error) {
+// (an owed turn stops being owed in the same write), then tells the prompt
+// and the deferred call chunk. The turn's goroutine ends; a submit, a
+// confirmation, the deadline or a drain resumes it from the store.
+func (t *turn) park(p *store.Park) (bool, error) {
 	e := t.eng
 	spec := t.raised
 	t.raised = nil
@@ -874,7 +831,7 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	}
 	p.Turn = kept.encode()
 	// The newest raise wins: the store drops an older park of the
-	// conversation, and its turn lets go of its follower. An owed turn
+	// conversation, and its turn is let go of. An owed turn
 	// stops being owed in the same write. SavePark does not move the
 	// model position: a step that moves it is stored first, on its own.
 	if t.held != nil && t.held.ModelPos != nil {
@@ -886,6 +843,22 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 	if t.held != nil {
 		msgs, t.held = t.held.Messages, nil
 	}
+	// Held from before the write, so that whoever cancels the turn finds
+	// it parked here, never only its park in the store (whose cancel
+	// would come before the prompt), with what a resume needs: its
+	// conversation and a short history, from which a resume in this
+	// process goes on instead of reading them again (the reads were 6% of
+	// a cycle's CPU on SQLite). Capabilities declared anew meanwhile drop
+	// the conversation (capabilitiesChanged). A resume reads them after
+	// the take, which comes after the write.
+	t.logged(msgs)
+	if logBytes(t.log) > heldLogBytes {
+		t.log = nil
+	}
+	t.parked.Store(&waiting{p, spec})
+	e.mu.Lock()
+	e.parked[p.ConversationID] = t
+	e.mu.Unlock()
 	var replaced string
 	owed, err := t.underLease(true, func(l store.Lease) (err error) {
 		replaced, err = st.SavePark(t.ctx, p, &l, msgs...)
@@ -895,13 +868,13 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 		replaced, err = st.SavePark(t.ctx, p, nil, msgs...)
 	}
 	if err != nil {
+		e.unpark(p.ConversationID, p.ID)
+		t.parked.Store(nil)
 		return false, err
 	}
-	t.logged(msgs)
 	e.metrics.Parked()
 	if replaced != "" {
 		e.metrics.ParkResolved(store.ParkReplaced)
-		e.claimParked(replaced)
 		e.parkTaken(p.ConversationID, replaced)
 	}
 	prompt := []Event{{Kind: EventPrompt, RequestID: t.requestID, Park: p, After: t.after}}
@@ -910,80 +883,56 @@ func (t *Turn) park(p *store.Park) (bool, error) {
 		// tool's that asks went out before it ran.
 		prompt = append(prompt, Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall, After: t.after})
 	}
-	if t.follower == nil {
-		t.showPrompt(prompt)
-		t.cancel()
-		return true, nil
-	}
-	// A parked turn holds only what its follower needs, its conversation
-	// and a short history: a resume in this process goes on from them
-	// instead of reading them again (the reads were 6% of a cycle's CPU on
-	// SQLite). Capabilities declared anew meanwhile drop the conversation
-	// (Engine.CapabilitiesChanged).
-	if logBytes(t.log) > heldLogBytes {
-		t.log = nil
-	}
-	t.parked.Store(&waiting{p, spec})
-	e.mu.Lock() // after the above: the resume reads t.log after taking e.mu
-	e.parked[p.ID] = t
+	e.mu.Lock()
+	draining := e.draining && !e.cfg.KeepParksOnDrain
 	e.mu.Unlock()
-	switch t.follower.Park(t, prompt...) {
-	case ParkShown:
-		t.showPrompt(prompt)
-		t.cancel()
-		return true, nil
-	case ParkGone:
-		e.unpark(p.ID)
-		if t.cancelled.Load() {
-			// Cancelled while parking: the park must not outlive the turn.
-			if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled}); ok {
-				e.parkEnded(p, kept, store.ParkCancelled)
-			}
-			return true, nil
+	if draining {
+		// The process is going away with the store: nobody can answer
+		// the card, and the turn goes on without it.
+		e.unpark(p.ConversationID, p.ID)
+		t.parked.Store(nil)
+		taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired})
+		if err != nil || !ok {
+			return true, err
 		}
-		// Its follower let go of it (its socket closed after an answer):
-		// the card waits in the store for whoever resumes the
-		// conversation. A cancel racing this finds the park (t.parked).
-		t.showPrompt(prompt)
-		t.cancel()
+		e.parkEnded(taken, kept, store.ParkExpired)
+		t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
+		return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
+	}
+	if !t.showPrompt(prompt) {
+		// Cancelled while parking: the park must not outlive the turn.
+		e.unpark(p.ConversationID, p.ID)
+		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled}); ok {
+			e.parkEnded(p, kept, store.ParkCancelled)
+		}
 		return true, nil
 	}
-	// Draining: the park waits in the store for the next process, or,
-	// when the store goes away with this one, nobody can answer it and
-	// the turn goes on without it.
-	e.unpark(p.ID)
-	t.parked.Store(nil)
-	if e.cfg.KeepParksOnDrain {
-		t.follower.Release(t)
-		return true, nil
+	if !e.stream.watched(p.ConversationID) {
+		e.unpark(p.ConversationID, p.ID) // held only while someone here watches
 	}
-	taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired})
-	if err != nil || !ok {
-		return true, err
-	}
-	e.parkEnded(taken, kept, store.ParkExpired)
-	t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
-	return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
+	t.cancel()
+	return true, nil
 }
 
-// showPrompt tells the stream a park's prompt; the follower, if any, has
-// shown it.
-func (t *Turn) showPrompt(prompt []Event) {
+// showPrompt tells the subscribers a park's prompt; false when the turn
+// was cancelled.
+func (t *turn) showPrompt(prompt []Event) bool {
 	t.emitMu.Lock()
-	defer t.emitMu.Unlock()
 	if t.cancelled.Load() {
-		return
+		t.emitMu.Unlock()
+		return false
 	}
-	if len(prompt) > 0 {
-		t.eng.observe(t.session.ConversationID, t.follower, prompt[0], prompt[1:]...)
-	}
+	d := t.eng.stream.post(t.session.ConversationID, prompt[0], prompt[1:]...)
+	t.emitMu.Unlock()
+	d.run()
+	return true
 }
 
 // submitTool is the generic submit_interaction tool of the conversational
 // path: the same validation and payload as the card. When the kind was
 // asked by a host tool's Ask, the answer is recorded for it and asker is
 // that tool's call, to run again.
-func (t *Turn) submitTool(call store.ToolCall) (r Result, asker store.ToolCall) {
+func (t *turn) submitTool(call store.ToolCall) (r Result, asker store.ToolCall) {
 	var args struct {
 		Kind     string          `json:"kind"`
 		Values   json.RawMessage `json:"values"`
@@ -1026,7 +975,7 @@ func (t *Turn) submitTool(call store.ToolCall) (r Result, asker store.ToolCall) 
 // askedBy hands the payload of a conversational answer to the host tool
 // call whose Ask of kind is waiting for it, and returns that call (zero
 // when no Ask waits).
-func (t *Turn) askedBy(kind, payload string) store.ToolCall {
+func (t *turn) askedBy(kind, payload string) store.ToolCall {
 	call, ok := t.state.AskedBy[kind]
 	if !ok {
 		return store.ToolCall{}

@@ -47,7 +47,7 @@ func resolve(t *testing.T, e *agent.Engine, f *follower, sess *store.Session, st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := e.Submit(context.Background(), f, sess, p, nil, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
+	if ok, err := e.Submit(context.Background(), sess, p.ID, agent.Answer{Values: []byte(picked)}, nil); err != nil || !ok {
 		t.Fatalf("Submit = %v, %v", ok, err)
 	}
 }

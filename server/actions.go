@@ -144,14 +144,19 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	c.watch(conv.ID)
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
 	var shown *agent.Event
-	if !created {
+	if !created && c.followed() == nil {
 		if supports != nil {
 			conv.Supports = supports
 		}
-		c.mu.Lock()
-		busy := c.active != nil
-		c.mu.Unlock()
-		shown = c.srv.engine.Reattach(ctx, c, sess, conv, busy)
+		if prompt := c.srv.engine.Rejoin(ctx, sess, conv); len(prompt) > 0 {
+			shown = &prompt[0]
+			c.mu.Lock()
+			c.turn = &following{conv: conv.ID, requestID: shown.RequestID, session: sess.ID, park: shown.Park}
+			for _, ev := range prompt {
+				c.enqueueLocked(frameFor(ev))
+			}
+			c.mu.Unlock()
+		}
 	}
 	c.openWatch(conv.ID, shown)
 }
@@ -241,17 +246,11 @@ func (c *conn) getSession(ctx context.Context, f *frame) {
 // session (a resumed client that does not know it, another tab) is
 // withdrawn, and the new turn starts.
 func (c *conn) sendMessage(ctx context.Context, f *frame) {
-	c.mu.Lock()
-	active := c.active
-	c.mu.Unlock()
+	t := c.followed()
 	inProgress := func() event { return errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress) }
-	if active != nil {
-		raiser := active.RaisedBy()
-		parked, _ := active.Parked()
-		if raiser == "" || (raiser == canonicalID(f.SessionID) && f.Withdraw != parked) {
-			c.send(inProgress())
-			return
-		}
+	if t != nil && (t.park == nil || (t.park.SessionID == canonicalID(f.SessionID) && f.Withdraw != t.park.ID)) {
+		c.send(inProgress())
+		return
 	}
 	requestID := f.RequestID
 	if requestID == "" {
@@ -261,63 +260,56 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
-	if active != nil && active.Session().ConversationID != sess.ConversationID {
+	if t != nil && t.conv != sess.ConversationID {
 		c.send(inProgress()) // one turn per connection
 		return
 	}
-	t, err := c.firstTurn(ctx, sess, requestID, f.Message)
-	if err != nil {
-		c.internalError(requestID, err, "store message")
-		return
+	c.watchNow(sess.ConversationID)
+	m := agent.Message{RequestID: requestID, Text: f.Message}
+	ack := func() {
+		c.mu.Lock()
+		c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
+		c.turn = &following{conv: sess.ConversationID, requestID: requestID, session: sess.ID, sent: true}
+		c.mu.Unlock()
 	}
-	if t == nil {
-		p, err := c.srv.store.PendingPark(ctx, sess.ConversationID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			c.internalError(requestID, err, "load park")
-			return
-		case p.SessionID == sess.ID && f.Withdraw != p.ID:
-			c.send(inProgress())
-			return
-		default:
-			if _, err := c.srv.engine.Withdraw(ctx, p); err != nil {
-				c.internalError(requestID, err, "withdraw park")
-				return
+	// The first message to a conversation this connection made, when
+	// nothing has happened to it since: no park can be pending, and the
+	// turn reads neither its conversation nor its history. Tried once.
+	if m.Made = c.made[sess.ConversationID]; m.Made != nil {
+		delete(c.made, sess.ConversationID)
+		err := c.srv.engine.Send(ctx, sess, m, ack)
+		if !errors.Is(err, agent.ErrTurnInProgress) {
+			if err != nil {
+				c.internalError(requestID, err, "store message")
 			}
-		}
-		// Another session's turn may be running, here or in another
-		// process: the engine refuses a second one, and the message is
-		// not stored.
-		t, err = c.srv.engine.Send(ctx, c, sess, requestID, f.Message)
-		if errors.Is(err, agent.ErrTurnInProgress) {
-			c.send(inProgress())
 			return
 		}
-		if err != nil {
-			c.internalError(requestID, err, "store message")
+		m.Made = nil
+	}
+	p, err := c.srv.store.PendingPark(ctx, sess.ConversationID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		c.internalError(requestID, err, "load park")
+		return
+	case p.SessionID == sess.ID && f.Withdraw != p.ID:
+		c.send(inProgress())
+		return
+	default:
+		if _, err := c.srv.engine.Withdraw(ctx, p); err != nil {
+			c.internalError(requestID, err, "withdraw park")
 			return
 		}
 	}
-	c.mu.Lock()
-	c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
-	c.active = t
-	c.mu.Unlock()
-	t.Start(f.Message)
-}
-
-// firstTurn is the turn of the first message to a conversation this
-// connection made, with the message stored, when nothing has happened to
-// the conversation since (Engine.SendFirst): then no park can be
-// pending, and the turn reads neither its conversation nor its history.
-// nil otherwise; each conversation is tried once.
-func (c *conn) firstTurn(ctx context.Context, sess *store.Session, requestID, text string) (*agent.Turn, error) {
-	conv := c.made[sess.ConversationID]
-	if conv == nil {
-		return nil, nil
+	// Another session's turn may be running, here or in another process:
+	// the engine refuses a second one, and the message is not stored.
+	err = c.srv.engine.Send(ctx, sess, m, ack)
+	switch {
+	case errors.Is(err, agent.ErrTurnInProgress):
+		c.send(inProgress())
+	case err != nil:
+		c.internalError(requestID, err, "store message")
 	}
-	delete(c.made, sess.ConversationID)
-	return c.srv.engine.SendFirst(ctx, c, sess, conv, requestID, text)
 }
 
 // submitInteraction runs the checks of PROTOCOL.md §2.5 in order.
@@ -339,7 +331,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	// The park this connection's turn waits on needs no read: the take
 	// says whether it is still pending, and when it is not, the store is
 	// asked what is.
-	if p, spec := c.heldPark(sess, f.InteractionID); p != nil && c.submitTo(ctx, f, sess, p, spec, true) {
+	if p := c.heldPark(sess, f.InteractionID); p != nil && c.submitTo(ctx, f, sess, p, true) {
 		return
 	}
 	p, err := s.store.PendingPark(ctx, sess.ConversationID)
@@ -351,30 +343,26 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.internalError(f.RequestID, err, "load park")
 		return
 	}
-	c.submitTo(ctx, f, sess, p, nil, false)
+	c.submitTo(ctx, f, sess, p, false)
 }
 
 // heldPark is the interaction park id of sess's conversation that this
-// connection's turn waits on, and its spec when the turn has it decoded;
-// nil when it waits on none.
-func (c *conn) heldPark(sess *store.Session, id string) (*store.Park, *kindkit.Spec) {
-	c.mu.Lock()
-	t := c.active
-	c.mu.Unlock()
-	if t == nil {
-		return nil, nil
+// connection's turn waits on; nil when it waits on none.
+func (c *conn) heldPark(sess *store.Session, id string) *store.Park {
+	t := c.followed()
+	if t == nil || t.park == nil {
+		return nil
 	}
-	p, spec := t.WaitsOn()
-	if p == nil || p.ID != id || p.Type != store.ParkInteraction || p.ConversationID != sess.ConversationID {
-		return nil, nil
+	if p := t.park; p.ID == id && p.Type == store.ParkInteraction && p.ConversationID == sess.ConversationID {
+		return p
 	}
-	return p, spec
+	return nil
 }
 
-// submitTo answers pending park p with f; spec is p's, decoded (nil: it
-// is decoded here). held says p is the connection's own (heldPark): when
-// it was taken meanwhile, submitTo sends nothing and returns false.
-func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *store.Park, spec *kindkit.Spec, held bool) bool {
+// submitTo answers pending park p with f. held says p is the
+// connection's own (heldPark): when it was taken meanwhile, submitTo sends
+// nothing and returns false.
+func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *store.Park, held bool) bool {
 	s := c.srv
 	if f.InteractionID != p.ID {
 		c.send(errorEvent(f.RequestID, codeInteractionMismatch, "the submitted 'interactionId' does not match the pending interaction"))
@@ -396,15 +384,19 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 	if f.Declined {
 		message = "Interaction declined"
 	}
+	c.watchNow(sess.ConversationID)
 	// The engine takes the answer exactly once, in one write, then this
 	// queues the ack, so it is on the wire before any frame of the resumed
 	// stream, and an acknowledged answer is never lost.
-	ok, err := s.engine.Submit(ctx, c, sess, p, spec, agent.Answer{Values: f.Values, Declined: f.Declined}, func(values json.RawMessage) {
+	ok, err := s.engine.Submit(ctx, sess, p.ID, agent.Answer{Values: f.Values, Declined: f.Declined}, func(taken agent.Taken) {
 		ack := submitAck{Declined: f.Declined, InteractionID: p.ID, SessionID: sess.ID}
 		if !f.Declined {
-			ack.Kind, ack.Values = p.Kind, values
+			ack.Kind, ack.Values = p.Kind, taken.Values
 		}
-		c.send(immediate(f.RequestID, 200, message, ack))
+		c.mu.Lock()
+		c.enqueueLocked(immediate(f.RequestID, 200, message, ack))
+		c.turn = &following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}
+		c.mu.Unlock()
 	})
 	var invalid *agent.InvalidAnswerError
 	switch {
@@ -426,37 +418,28 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 // busyWithOther tells whether this connection runs a turn other than the
 // one parked on park id.
 func (c *conn) busyWithOther(parkID string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.active == nil {
-		return false
-	}
-	id, _ := c.active.Parked()
-	return id != parkID
+	t := c.followed()
+	return t != nil && (t.park == nil || t.park.ID != parkID)
 }
 
+// cancelTurn stops the connection's turn, whose cancelled event it hears
+// like every socket that watches the turn; with the shared-turns
+// extension, one of another socket, named by its request id.
 func (c *conn) cancelTurn(ctx context.Context, f *frame) {
 	c.mu.Lock()
-	t := c.active
-	if t == nil {
-		c.mu.Unlock()
-		if c.asked(extSharedTurns) {
-			// Another socket's turn, which this one sees: stopped where it
-			// runs, and its cancelled event comes through the stream.
-			for conv := range c.watching {
-				c.srv.engine.CancelTurn(conv, f.RequestID)
-			}
-		}
-		return // nothing of this socket's to cancel: nothing is sent
-	}
-	c.active = nil
-	requestID := t.RequestID()
-	if requestID == "" {
-		requestID = f.RequestID
-	}
-	c.enqueueLocked(cancelledEvent(requestID))
+	t := c.turn
+	c.turn = nil
 	c.mu.Unlock()
-	c.srv.engine.Cancel(ctx, t)
+	if t != nil {
+		c.srv.engine.Cancel(ctx, t.conv, t.requestID)
+		return
+	}
+	if c.asked(extSharedTurns) {
+		for conv := range c.watching {
+			c.srv.engine.Cancel(ctx, conv, f.RequestID)
+		}
+	}
+	// Nothing of this socket's to cancel: nothing is sent.
 }
 
 func (c *conn) getMessages(ctx context.Context, f *frame) {
@@ -774,19 +757,24 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	}
 	noPending := errorEvent(f.RequestID, codeNoPendingConfirm,
 		fmt.Sprintf("no tool action is awaiting confirmation for session '%s'", f.SessionID))
-	c.mu.Lock()
-	t := c.active
-	c.mu.Unlock()
-	if t == nil || t.Session().ID != canonicalID(f.SessionID) {
+	t := c.followed()
+	if t == nil || t.park == nil || t.park.Type != store.ParkConfirmation || t.session != canonicalID(f.SessionID) {
 		c.send(noPending)
+		return
+	}
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, func() event { return noPending })
+	if !ok {
 		return
 	}
 	message := "Tool action rejected"
 	if *f.Approved {
 		message = "Tool action approved"
 	}
-	ok, err := c.srv.engine.Confirm(ctx, c, t, *f.Approved, func() {
-		c.send(immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
+	ok, err := c.srv.engine.Confirm(ctx, sess, t.park.ID, *f.Approved, func(taken agent.Taken) {
+		c.mu.Lock()
+		c.enqueueLocked(immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
+		c.turn = &following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}
+		c.mu.Unlock()
 	})
 	if err != nil {
 		c.internalError(f.RequestID, err, "take confirmation")

@@ -10,7 +10,6 @@ import (
 	"github.com/coder/websocket"
 	"golang.org/x/time/rate"
 
-	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/cork"
 	"github.com/kindkit/kindkit/store"
 )
@@ -36,13 +35,12 @@ type conn struct {
 	queued   int           // bytes in queue
 	closed   bool          // no more frames will be queued
 	wake     chan struct{} // signals the writer; capacity 1
-	active   *agent.Turn   // the connection's one turn, running or parked
+	turn     *following    // the turn the connection follows, running or parked; nil when none
 	draining bool          // stop taking frames
-	idle     chan struct{} // closed when active becomes nil during a drain
 
 	// inFrame is held while a frame is handled (capacity 1): a drain
 	// takes it once, so that a send_message read just before the drain
-	// has its turn in active, and the drain waits for that turn too.
+	// has its turn started before the engine drains.
 	inFrame chan struct{}
 
 	writerDone chan struct{}
@@ -81,8 +79,8 @@ func (c *conn) visible(conv *store.Conversation) bool {
 
 // serve reads frames until the connection ends, then lets go of its turn:
 // a parked one stays parked in the store, one an answer resumed (or of a
-// connection that asked to keep its turns) finishes unseen, and any other
-// is aborted.
+// connection that asked to keep its turns, or that drains) finishes
+// unseen, and one it sent that never parked is aborted.
 func (c *conn) serve(ctx context.Context) {
 	ctx, stop := context.WithCancel(ctx)
 	if c.srv.opts.IdleTimeout > 0 {
@@ -91,13 +89,12 @@ func (c *conn) serve(ctx context.Context) {
 	defer stop()
 	defer func() {
 		c.mu.Lock()
-		t := c.active
-		c.active = nil
-		c.signalIdleLocked()
+		t := c.turn
+		c.turn = nil
 		draining := c.draining
 		c.mu.Unlock()
-		if t != nil {
-			c.srv.engine.Detach(t, draining || c.keepTurns)
+		if t != nil && t.sent && !draining && !c.keepTurns {
+			c.srv.engine.Abort(t.conv, t.requestID)
 		}
 		c.unwatchAll()
 		c.closeQueue()
@@ -267,52 +264,8 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// emit queues an event of turn t, unless t is no longer the connection's
-// turn (cancelled, or resumed elsewhere): nothing of a cancelled turn is
-// ever sent after its cancelled event.
-func (c *conn) emit(t *agent.Turn, ev event) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.active != t {
-		return false
-	}
-	c.enqueueLocked(ev)
-	return true
-}
-
-// finish queues t's terminal event and frees the slot.
-func (c *conn) finish(t *agent.Turn, ev event) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.active != t {
-		return
-	}
-	c.enqueueLocked(ev)
-	c.active = nil
-	c.signalIdleLocked()
-}
-
-// release frees the slot of t without a word (it resumes elsewhere).
-func (c *conn) release(t *agent.Turn) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.active == t {
-		c.active = nil
-		c.signalIdleLocked()
-	}
-}
-
-func (c *conn) signalIdleLocked() {
-	if c.idle != nil && c.active == nil {
-		close(c.idle)
-		c.idle = nil
-	}
-}
-
-// drain stops taking frames, has the engine deal with its parked turn
-// (it resolves no_response, unless parks outlive the process), waits for
-// its turn to finish, flushes and closes.
-func (c *conn) drain(ctx context.Context) {
+// stopTaking stops taking frames, once the one being handled is done.
+func (c *conn) stopTaking(ctx context.Context) {
 	c.mu.Lock()
 	c.draining = true
 	c.mu.Unlock()
@@ -321,23 +274,12 @@ func (c *conn) drain(ctx context.Context) {
 		<-c.inFrame
 	case <-ctx.Done():
 	}
-	c.mu.Lock()
-	t := c.active
-	var idle chan struct{}
-	if t != nil {
-		idle = make(chan struct{})
-		c.idle = idle
-	}
-	c.mu.Unlock()
-	// A running turn finishes; one that parks from now on is told so by
-	// Park.
-	if t != nil {
-		c.srv.engine.Drain(ctx, c, t)
-		select {
-		case <-idle:
-		case <-ctx.Done():
-		}
-	}
+}
+
+// closeDrained flushes what is queued and closes, once the engine has
+// drained: the connection's turn has ended, or stays parked for the next
+// process.
+func (c *conn) closeDrained(ctx context.Context) {
 	c.closeQueue()
 	select {
 	case <-c.writerDone:

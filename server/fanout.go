@@ -9,23 +9,21 @@ import (
 
 // A watch is a socket's subscription to a conversation's events
 // (Engine.Subscribe): every socket with a session on the conversation
-// sees its turns, whoever runs them, here or in another process. The
-// socket that follows a turn (its agent.Follower) is told that turn's
-// events by the engine, and skips them here. A person's message
-// (agent.EventMessage) goes only to the sockets that asked for it
-// (ExtUserMessages).
+// sees its turns, whoever runs them, here or in another process, and
+// follows its own turn by them (conn.hear).
 //
 // A watch starts held: from before the socket's join is acknowledged until
 // the card it is shown, if any, is out, what comes waits in held, so
 // nothing that happens in between is lost or comes before the ack. A
-// socket shown a card as it joined (Engine.Reattach) may still get events
+// socket shown a card as it joined (Engine.Rejoin) may still get events
 // of the run of the turn that raised it, from another process, which were
 // on their way: they are not news to it, unlike what comes after the card.
 //
-// Lock order: the engine's stream (which calls hear), then w.mu, then the
-// conn's c.mu.
+// Lock order: w.mu, then the conn's c.mu. The socket calls the engine
+// holding neither: the engine's call may wait for this watch to be told.
 type watch struct {
 	c    *conn
+	conv string
 	stop func()
 
 	mu      sync.Mutex
@@ -44,9 +42,18 @@ func (c *conn) watch(conv string) {
 	if c.watching == nil {
 		c.watching = map[string]*watch{}
 	}
-	w := &watch{c: c}
+	w := &watch{c: c, conv: conv}
 	c.watching[conv] = w
 	w.stop = c.srv.engine.Subscribe(context.Background(), conv, w.hear)
+}
+
+// watchNow has the connection follow conversation conv's turns from now
+// on, if it does not yet: for a session it did not join here.
+func (c *conn) watchNow(conv string) {
+	if c.watching[conv] == nil {
+		c.watch(conv)
+		c.openWatch(conv, nil)
+	}
 }
 
 // openWatch sends what the connection's watch of conv held, and from then
@@ -67,16 +74,13 @@ func (c *conn) unwatchAll() {
 
 // hear is the engine's stream telling the watch an event.
 func (w *watch) hear(ev agent.Event) {
-	if ev.ToldTo(w.c) || (ev.Kind == agent.EventMessage && !w.c.asked(extUserMessages)) {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
 	case !w.open:
 		w.held = append(w.held, ev)
 	case !w.old(ev):
-		w.c.send(frameFor(ev))
+		w.c.hear(w.conv, ev)
 	}
 }
 
@@ -91,7 +95,7 @@ func (w *watch) openWith(shown *agent.Event) {
 	}
 	for _, ev := range w.held {
 		if !w.old(ev) {
-			w.c.send(frameFor(ev))
+			w.c.hear(w.conv, ev)
 		}
 	}
 	w.open, w.held = true, nil

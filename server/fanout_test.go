@@ -494,3 +494,30 @@ func testStopAnotherSocketsTurn(t *testing.T, m *servertest.Stall, sender, stopp
 	}
 	close(m.Release)
 }
+
+// A socket with the shared-turns extension stops another socket's turn
+// that waits on its card too: every socket hears its cancelled event, the
+// card is gone, and the sender's next message is taken.
+func TestStopAnotherSocketsCard(t *testing.T) {
+	_, url := startServer(t, servertest.Config{Model: &historyModel{}})
+	sender, stopper := dial(t, url), dial(t, url)
+	sid, _, _ := tabs(t, sender, stopper, `["choice_chips","`+server.ExtSharedTurns+`"]`)
+	sender.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"quote"}`)
+	iid := path(sender.Expect("immediate_response", "interaction_required", "stream_chunk")[1], "data", "data", "interactionId").(string)
+	stopper.Expect("interaction_required", "stream_chunk")
+
+	stopper.Send(`{"action":"cancel","requestId":"T"}`)
+	for name, c := range map[string]*client{"sender": sender, "stopper": stopper} {
+		if ev := c.Expect("cancelled")[0]; ev["requestId"] != "T" {
+			t.Errorf("%s: %v, want the turn's cancelled event", name, ev)
+		}
+	}
+	submitPlan(sender, sid, iid)
+	if ev := sender.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
+		t.Errorf("submit of the stopped turn's card: %v", ev)
+	}
+	sender.Send(`{"action":"send_message","requestId":"U","sessionId":"` + sid + `","message":"again"}`)
+	if ev := nextOf(sender, "U"); ev["type"] != "immediate_response" || ev["status"] != float64(202) {
+		t.Errorf("the sender after the stop: %v, want its next message taken", ev)
+	}
+}

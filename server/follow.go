@@ -7,43 +7,60 @@ import (
 	"github.com/kindkit/kindkit/store"
 )
 
-// A conn follows its one turn: it is the engine's agent.Follower, and
-// turns the turn's events into protocol frames. Its slot (active) is
-// written only under c.mu; lock order: c.mu, then the engine's.
-
-var _ agent.Follower = (*conn)(nil)
-
-func (c *conn) Emit(t *agent.Turn, ev agent.Event) bool { return c.emit(t, frameFor(ev)) }
-
-func (c *conn) Finish(t *agent.Turn, ev agent.Event) { c.finish(t, frameFor(ev)) }
-
-func (c *conn) Release(t *agent.Turn) { c.release(t) }
-
-func (c *conn) Park(t *agent.Turn, prompt ...agent.Event) agent.ParkOutcome {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.active != t:
-		return agent.ParkGone
-	case c.draining:
-		return agent.ParkDraining
-	}
-	for _, ev := range prompt {
-		c.enqueueLocked(frameFor(ev))
-	}
-	return agent.ParkShown
+// following is the one turn a socket follows, the protocol's slot (one
+// turn per socket, TURN_IN_PROGRESS): the turn it sent, answered or was
+// shown the card of again as it joined, until the turn ends. It is
+// written under c.mu by the socket's own actions, and kept up to date from
+// what the socket hears of the turn on the engine's stream (hear).
+type following struct {
+	conv      string
+	requestID string
+	session   string      // the session the socket follows it on
+	park      *store.Park // the park it waits on, as told; nil while it runs
+	sent      bool        // sent here and never parked: the socket's close aborts it
 }
 
-func (c *conn) Adopt(t *agent.Turn, parkID string) bool {
+// hear queues an event of conversation conv's turns and follows the
+// socket's turn by it: a prompt parks it, a run resumed from its park
+// runs it, its terminal event ends it, and another turn's prompt means its
+// park was replaced.
+func (c *conn) hear(conv string, ev agent.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.active != nil {
-		if id, _ := c.active.Parked(); parkID == "" || id != parkID {
-			return false
-		}
+	t := c.turn
+	mine := t != nil && t.conv == conv && t.requestID == ev.RequestID
+	if ev.Kind == agent.EventMessage && (mine || !c.asked(extUserMessages)) {
+		return // the sender knows its message; a user_message only to who asked
 	}
-	c.active = t
-	return true
+	c.enqueueLocked(frameFor(ev))
+	switch {
+	case mine && (ev.Kind == agent.EventReply || ev.Kind == agent.EventFailed || ev.Kind == agent.EventCancelled):
+		c.turn = nil
+	case mine && ev.Kind == agent.EventPrompt:
+		t.park, t.sent = ev.Park, false
+	case mine && t.park != nil && ev.After == t.park.ID:
+		t.park = nil // answered, here or elsewhere: the turn runs on
+	case !mine && t != nil && t.conv == conv && t.park != nil && ev.Kind == agent.EventPrompt:
+		c.turn = nil // the conversation's newest card replaced the one t waited on
+	}
+}
+
+// follow makes t the socket's turn.
+func (c *conn) follow(t *following) {
+	c.mu.Lock()
+	c.turn = t
+	c.mu.Unlock()
+}
+
+// followed is the socket's turn, nil when it follows none.
+func (c *conn) followed() *following {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.turn == nil {
+		return nil
+	}
+	cp := *c.turn
+	return &cp
 }
 
 // frameFor is the protocol event of a turn event.

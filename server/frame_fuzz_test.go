@@ -43,14 +43,14 @@ func FuzzFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &conn{srv: srv, wake: make(chan struct{}, 1)}
 		c.dispatch(context.Background(), data)
-		c.mu.Lock()
-		if t := c.active; t != nil {
-			c.active = nil
-			srv.engine.Cancel(context.Background(), t)
+		if t := c.followed(); t != nil {
+			srv.engine.Cancel(context.Background(), t.conv, t.requestID)
 		}
+		srv.engine.Wait()
+		c.unwatchAll()
+		c.mu.Lock()
 		queue := c.queue
 		c.mu.Unlock()
-		srv.engine.Wait()
 		for _, frame := range queue {
 			var ev map[string]any
 			if err := json.Unmarshal(frame, &ev); err != nil || ev["type"] == nil || ev["timestamp"] == nil {

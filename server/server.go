@@ -210,9 +210,10 @@ func (s *Server) Connections() int {
 }
 
 // Shutdown drains: new upgrades get 503; each connection stops taking
-// frames, its parks resolve no_response (unless the engine keeps parks on
-// drain), its turns finish and flush, and it closes with 1001 "server
-// draining". The engine goes on: its owner stops it next.
+// frames; the engine drains (Engine.Drain: its parks resolve no_response,
+// unless it keeps parks on drain, and its turns finish), its clients
+// seeing the turns end; then each connection flushes and closes with 1001
+// "server draining". The engine's owner stops it next.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	s.mu.Lock()
@@ -221,10 +222,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, c := range conns {
-		wg.Go(func() { c.drain(ctx) })
+	each := func(fn func(c *conn)) {
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Go(func() { fn(c) })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	each(func(c *conn) { c.stopTaking(ctx) })
+	if err := s.engine.Drain(ctx); err != nil {
+		s.log.Warn("drain: turns still running", "err", err)
+	}
+	each(func(c *conn) { c.closeDrained(ctx) })
 	return ctx.Err()
 }

@@ -147,7 +147,8 @@ func (h *handler) send(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t, err := h.eng.Send(r.Context(), nil, sess, uuid.NewString(), in.Text)
+	requestID := uuid.NewString()
+	err := h.eng.Send(r.Context(), sess, agent.Message{RequestID: requestID, Text: in.Text}, nil)
 	if errors.Is(err, agent.ErrTurnInProgress) {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
@@ -156,8 +157,7 @@ func (h *handler) send(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	t.Start(in.Text)
-	reply(w, http.StatusAccepted, map[string]string{"requestId": t.RequestID()})
+	reply(w, http.StatusAccepted, map[string]string{"requestId": requestID})
 }
 
 func (h *handler) answer(w http.ResponseWriter, r *http.Request) {
@@ -170,16 +170,7 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := h.st.PendingPark(r.Context(), sess.ConversationID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && p.ID != in.InteractionID) {
-		http.Error(w, "no such card is waiting", http.StatusConflict)
-		return
-	}
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	taken, err := h.eng.Submit(r.Context(), nil, sess, p, nil, agent.Answer{Values: in.Values, Declined: in.Declined}, nil)
+	taken, err := h.eng.Submit(r.Context(), sess, in.InteractionID, agent.Answer{Values: in.Values, Declined: in.Declined}, nil)
 	var invalid *agent.InvalidAnswerError
 	switch {
 	case errors.As(err, &invalid):
@@ -187,7 +178,7 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		fail(w, err)
 	case !taken:
-		http.Error(w, "the card was answered already", http.StatusConflict)
+		http.Error(w, "no such card is waiting", http.StatusConflict)
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
