@@ -83,14 +83,14 @@ type subscription struct {
 	gone       bool // removed
 }
 
-// enqueue queues evs and returns how many events have been queued, ever,
-// for tell.
-func (sub *subscription) enqueue(evs ...Event) uint64 {
+// enqueue queues ev and chunk, what is shown with it, and returns how many
+// events have been queued, ever, for tell.
+func (sub *subscription) enqueue(ev Event, chunk []Event) uint64 {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if !sub.gone {
-		sub.queue = append(sub.queue, evs...)
-		sub.queued += uint64(len(evs))
+		sub.queue = append(append(sub.queue, ev), chunk...)
+		sub.queued += uint64(1 + len(chunk))
 	}
 	return sub.queued
 }
@@ -136,16 +136,31 @@ func (sub *subscription) end() {
 }
 
 // A delivery is events queued to subscribers: run tells them, with no
-// lock of the engine held.
-type delivery []queued
+// lock of the engine held. A conversation mostly has one subscriber here:
+// it needs no slice.
+type delivery struct {
+	first queued
+	more  []queued
+}
 
 type queued struct {
 	sub  *subscription
 	upTo uint64
 }
 
+func (d *delivery) add(q queued) {
+	if d.first.sub == nil {
+		d.first = q
+	} else {
+		d.more = append(d.more, q)
+	}
+}
+
 func (d delivery) run() {
-	for _, q := range d {
+	if d.first.sub != nil {
+		d.first.sub.tell(d.first.upTo)
+	}
+	for _, q := range d.more {
 		q.sub.tell(q.upTo)
 	}
 }
@@ -462,21 +477,12 @@ func (s *stream) queue(conv string, ev Event, chunk []Event) delivery {
 	if now.Sub(s.pruned) > time.Minute {
 		s.pruneLocked(now)
 	}
-	if len(tp.subs) == 0 {
-		if tp.live == nil {
-			delete(s.topics, conv)
-		}
-		return nil
+	if len(tp.subs) == 0 && tp.live == nil {
+		delete(s.topics, conv)
 	}
-	d := make(delivery, 0, len(tp.subs))
+	var d delivery
 	for sub := range tp.subs {
-		var upTo uint64
-		if len(chunk) == 0 {
-			upTo = sub.enqueue(ev)
-		} else {
-			upTo = sub.enqueue(append([]Event{ev}, chunk...)...)
-		}
-		d = append(d, queued{sub, upTo})
+		d.add(queued{sub, sub.enqueue(ev, chunk)})
 	}
 	return d
 }
@@ -573,7 +579,7 @@ func (s *stream) add(sub *subscription) delivery {
 	}
 	sub.queued = uint64(len(sub.queue))
 	tp.subs[sub] = struct{}{}
-	return delivery{{sub, sub.queued}}
+	return delivery{first: queued{sub, sub.queued}}
 }
 
 // remove ends sub; once it returns, sub's function is not called again.

@@ -144,7 +144,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	c.watch(conv.ID)
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
 	var shown *agent.Event
-	if !created && c.followed() == nil {
+	if _, busy := c.followed(); !created && !busy {
 		if supports != nil {
 			conv.Supports = supports
 		}
@@ -246,9 +246,9 @@ func (c *conn) getSession(ctx context.Context, f *frame) {
 // session (a resumed client that does not know it, another tab) is
 // withdrawn, and the new turn starts.
 func (c *conn) sendMessage(ctx context.Context, f *frame) {
-	t := c.followed()
+	t, busy := c.followed()
 	inProgress := func() event { return errorEvent(f.RequestID, codeTurnInProgress, msgTurnInProgress) }
-	if t != nil && (t.park == nil || (t.park.SessionID == canonicalID(f.SessionID) && f.Withdraw != t.park.ID)) {
+	if busy && (t.park == nil || (t.park.SessionID == canonicalID(f.SessionID) && f.Withdraw != t.park.ID)) {
 		c.send(inProgress())
 		return
 	}
@@ -260,7 +260,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
-	if t != nil && t.conv != sess.ConversationID {
+	if busy && t.conv != sess.ConversationID {
 		c.send(inProgress()) // one turn per connection
 		return
 	}
@@ -349,8 +349,8 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 // heldPark is the interaction park id of sess's conversation that this
 // connection's turn waits on; nil when it waits on none.
 func (c *conn) heldPark(sess *store.Session, id string) *store.Park {
-	t := c.followed()
-	if t == nil || t.park == nil {
+	t, ok := c.followed()
+	if !ok || t.park == nil {
 		return nil
 	}
 	if p := t.park; p.ID == id && p.Type == store.ParkInteraction && p.ConversationID == sess.ConversationID {
@@ -418,8 +418,8 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 // busyWithOther tells whether this connection runs a turn other than the
 // one parked on park id.
 func (c *conn) busyWithOther(parkID string) bool {
-	t := c.followed()
-	return t != nil && (t.park == nil || t.park.ID != parkID)
+	t, ok := c.followed()
+	return ok && (t.park == nil || t.park.ID != parkID)
 }
 
 // cancelTurn stops the connection's turn, whose cancelled event it hears
@@ -757,8 +757,8 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	}
 	noPending := errorEvent(f.RequestID, codeNoPendingConfirm,
 		fmt.Sprintf("no tool action is awaiting confirmation for session '%s'", f.SessionID))
-	t := c.followed()
-	if t == nil || t.park == nil || t.park.Type != store.ParkConfirmation || t.session != canonicalID(f.SessionID) {
+	t, ok := c.followed()
+	if !ok || t.park == nil || t.park.Type != store.ParkConfirmation || t.session != canonicalID(f.SessionID) {
 		c.send(noPending)
 		return
 	}

@@ -52,15 +52,14 @@ func (c *conn) follow(t *following) {
 	c.mu.Unlock()
 }
 
-// followed is the socket's turn, nil when it follows none.
-func (c *conn) followed() *following {
+// followed is the socket's turn; false when it follows none.
+func (c *conn) followed() (following, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.turn == nil {
-		return nil
+		return following{}, false
 	}
-	cp := *c.turn
-	return &cp
+	return *c.turn, true
 }
 
 // frameFor is the protocol event of a turn event.

@@ -43,7 +43,7 @@ func FuzzFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &conn{srv: srv, wake: make(chan struct{}, 1)}
 		c.dispatch(context.Background(), data)
-		if t := c.followed(); t != nil {
+		if t, ok := c.followed(); ok {
 			srv.engine.Cancel(context.Background(), t.conv, t.requestID)
 		}
 		srv.engine.Wait()
