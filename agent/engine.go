@@ -75,10 +75,10 @@ type Config struct {
 //	turn.leaseMu → Engine.mu
 //	Engine.mu, Engine.toolsMu, Engine.runMu, asker.mu: leaves
 //
-// The engine calls nobody else's code holding one of them: a subscriber
-// is told its events, an ack runs, and the store is called with no lock
-// of the engine held but emitMu or leaseMu, which order a turn's events
-// and its writes.
+// Holding one of them the engine calls no code but its own, the store's
+// (under a turn's leaseMu, which orders the turn's writes) and Metrics': a
+// subscriber is told its events, an ack runs and a hook runs with no lock
+// of the engine held. No lock rule reaches into a transport.
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger
