@@ -491,14 +491,8 @@ func (s *stream) queue(conv string, ev Event, chunk []Event) delivery {
 func (s *stream) watched(conv string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.topics[conv].subsOrNil()) > 0
-}
-
-func (tp *topic) subsOrNil() map[*subscription]struct{} {
-	if tp == nil {
-		return nil
-	}
-	return tp.subs
+	tp := s.topics[conv]
+	return tp != nil && len(tp.subs) > 0
 }
 
 // topicLocked is conversation conv's topic, made when it has none.
