@@ -779,33 +779,51 @@ func (e *Engine) Cancel(ctx context.Context, conv, requestID string) {
 		return
 	}
 	p, err := e.cfg.Store.PendingPark(ctx, conv)
-	if err == nil && e.readState(p).RequestID == requestID {
-		e.cancelPark(ctx, p, nil)
-		return
-	}
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	switch {
+	case err == nil && e.readState(p).RequestID == requestID:
+		if e.cancelPark(ctx, p) {
+			e.metrics.TurnFinished(OutcomeCancelled)
+			e.observe(conv, Event{Kind: EventCancelled, RequestID: requestID, After: p.ID})
+			return
+		}
+		if t := e.find(conv, requestID); t != nil {
+			e.cancel(ctx, t) // answered meanwhile, and resumed here
+			return
+		}
+	case err != nil && !errors.Is(err, store.ErrNotFound):
 		e.log.Error("cancel: load park", "err", err)
 	}
 	e.stream.cancel(conv, requestID)
 }
 
-// cancel ends t, a turn that runs here or is parked and held here.
+// cancel ends t, a turn that runs here or is parked and held here. A card
+// shown is ended by the store's take, like its answer: the turn is told
+// cancelled only when the cancel took it, so an answer racing the cancel
+// either loses or is the one that counts, and then the run it resumed is
+// stopped instead.
 func (e *Engine) cancel(ctx context.Context, t *turn) {
-	t.markCancelled()
-	t.cancel()
-	if w := t.parked.Load(); w != nil {
-		// Cleared here, not by the turn, so a submit racing the cancel
-		// deterministically finds nothing.
-		e.unpark(t.session.ConversationID, w.park.ID)
-		e.cancelPark(ctx, w.park, t)
+	if !t.cancelUnlessShown() {
+		t.cancel()
+		return
 	}
+	w := t.parked.Load()
+	conv := t.session.ConversationID
+	taken := e.cancelPark(ctx, w.park)
+	e.unpark(conv, w.park.ID)
+	if taken {
+		t.markCancelled()
+		return
+	}
+	if r := e.find(conv, t.requestID); r != nil && r != t {
+		e.cancel(ctx, r)
+		return
+	}
+	e.stream.cancel(conv, t.requestID) // resumed in another process, if at all
 }
 
 // cancelPark takes park p cancelled, with the record of its turn's end
-// (what it said before its card); t is its turn when it is held here,
-// which told its cancelled event already, nil when the park's cancelled
-// event is told here.
-func (e *Engine) cancelPark(ctx context.Context, p *store.Park, t *turn) {
+// (what it said before its card); false when it was not pending any more.
+func (e *Engine) cancelPark(ctx context.Context, p *store.Park) bool {
 	s := e.readState(p)
 	ended := endedMessage(p.ConversationID, s.Text, false, e.clock.Now())
 	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
@@ -814,16 +832,13 @@ func (e *Engine) cancelPark(ctx context.Context, p *store.Park, t *turn) {
 		e.log.Error("cancel park", "interactionId", p.ID, "err", err)
 	}
 	if !ok {
-		return
+		return false
 	}
 	s = e.readState(taken)
 	e.parkEnded(taken, s, store.ParkCancelled)
 	e.parkTaken(p.ConversationID, p.ID)
 	e.abandon(s)
-	if t == nil {
-		e.metrics.TurnFinished(OutcomeCancelled)
-		e.observe(p.ConversationID, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
-	}
+	return true
 }
 
 // Abort ends turn requestID of conversation conv when it runs here in its
@@ -927,7 +942,8 @@ func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Co
 	if held := e.parked[conv.ID]; held == nil || held.parkID() != p.ID {
 		t := e.newTurn(sess, state)
 		t.parked.Store(&waiting{park: p})
-		t.cancel() // a parked turn runs nothing
+		t.shown = true // by the caller, with the prompt returned
+		t.cancel()     // a parked turn runs nothing
 		e.parked[conv.ID] = t
 	}
 	e.mu.Unlock()

@@ -38,6 +38,7 @@ type turn struct {
 	parked    atomic.Pointer[waiting] // set while parked
 	cancelled atomic.Bool             // by the person, not by a lost lease or a drain
 	finished  bool                    // its terminal event was told; under emitMu
+	shown     bool                    // its park's prompt was told; under emitMu
 	ended     chan struct{}           // closed when its run ended (end ran), or did not start
 
 	// emitMu orders the turn's events on the engine's stream, and keeps
@@ -356,6 +357,25 @@ func (t *turn) tell(ev Event, last bool) {
 // subscribers its cancelled event: the last anyone hears of it, once.
 func (t *turn) markCancelled() {
 	t.emitMu.Lock()
+	t.markCancelledLocked()
+}
+
+// cancelUnlessShown is markCancelled, unless the turn has shown a park's
+// prompt (true): then only the take of the park may end it. A turn that
+// parks sees the mark before it shows its prompt, and takes its own park.
+func (t *turn) cancelUnlessShown() (shown bool) {
+	t.emitMu.Lock()
+	if t.shown {
+		t.emitMu.Unlock()
+		return true
+	}
+	t.markCancelledLocked()
+	return false
+}
+
+// markCancelledLocked is markCancelled with emitMu held, which it
+// releases.
+func (t *turn) markCancelledLocked() {
 	if t.finished || t.cancelled.Swap(true) {
 		t.emitMu.Unlock()
 		return
@@ -922,6 +942,7 @@ func (t *turn) showPrompt(prompt []Event) bool {
 		t.emitMu.Unlock()
 		return false
 	}
+	t.shown = true
 	d := t.eng.stream.post(t.session.ConversationID, prompt[0], prompt[1:]...)
 	t.emitMu.Unlock()
 	d.run()
