@@ -45,13 +45,6 @@ func (c *conn) hear(conv string, ev agent.Event) {
 	}
 }
 
-// follow makes t the socket's turn.
-func (c *conn) follow(t *following) {
-	c.mu.Lock()
-	c.turn = t
-	c.mu.Unlock()
-}
-
 // followed is the socket's turn; false when it follows none.
 func (c *conn) followed() (following, bool) {
 	c.mu.Lock()
