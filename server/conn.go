@@ -196,9 +196,6 @@ func (c *conn) send(ev event) {
 	c.enqueueLocked(ev)
 }
 
-// sendFrame queues an encoded frame.
-func (c *conn) sendFrame(data []byte) { c.send(event{raw: data}) }
-
 func (c *conn) enqueueLocked(ev event) {
 	if c.closed {
 		return
