@@ -522,3 +522,58 @@ func TestSlowSubscriber(t *testing.T) {
 		t.Errorf("the other conversation's reply: %+v", reply.Reply)
 	}
 }
+
+// A cancel and an answer racing for a shown card: the store's take picks
+// one. Cancelled, the answer is refused and nothing follows the turn's
+// cancelled event; answered, the card keeps the answer, and the cancel
+// stops the run it resumed, if it still runs. Either way the turn ends
+// once, and nothing is told after its end.
+func TestCancelRacesAnswer(t *testing.T) {
+	ctx := context.Background()
+	for range 40 {
+		st := memstore.New()
+		e := engine(t, st, script(t, "Pro it is."), clockwork.NewFakeClock())
+		sess, f, p := parkOne(t, e, st, "hello")
+		f.next(t, agent.EventToolCall) // the raise's chunk, shown with its prompt
+		var answered bool
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			ok, err := e.Submit(ctx, sess, p.ID, agent.Answer{Values: []byte(picked)}, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			answered = ok
+		})
+		wg.Go(func() { e.Cancel(ctx, sess.ConversationID, "r1") })
+		wg.Wait()
+		e.Wait()
+		var told []agent.EventKind
+		for more := true; more; {
+			select {
+			case ev := <-f.events:
+				told = append(told, ev.Kind)
+			default:
+				more = false
+			}
+		}
+		ends := 0
+		for i, k := range told {
+			if k == agent.EventReply || k == agent.EventCancelled || k == agent.EventFailed {
+				ends++
+				if i != len(told)-1 {
+					t.Fatalf("told %v: something after the turn's end", told)
+				}
+			}
+		}
+		if ends != 1 {
+			t.Fatalf("told %v (answered %v): want one end", told, answered)
+		}
+		parks, err := st.EndedParks(ctx, "c1", time.Time{}, "", 10)
+		if err != nil || len(parks) != 1 {
+			t.Fatalf("ended parks %v, %v", parks, err)
+		}
+		if answered != (parks[0].State == store.ParkResolved) || (!answered && told[0] != agent.EventCancelled) {
+			t.Fatalf("answered %v, the card ended %s, told %v", answered, parks[0].State, told)
+		}
+	}
+}
