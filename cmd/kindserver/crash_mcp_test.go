@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -44,10 +43,7 @@ import (
 // KINDKIT_CRASH_RUNS (default 10), on SQLite and PostgreSQL.
 func TestCrashMCP(t *testing.T) {
 	runs := crashRuns(t)
-	var (
-		mu      sync.Mutex
-		results []string
-	)
+	var results cellResults
 	for _, storeName := range []string{"sqlite", "postgres"} {
 		newStore := stores(t)[storeName]
 		t.Run(storeName, func(t *testing.T) {
@@ -62,18 +58,14 @@ func TestCrashMCP(t *testing.T) {
 				c.runs = runs
 				wg.Go(func() {
 					t.Run(c.name(), func(t *testing.T) {
-						got := c.run(t, limitPool(newStore(t)))
-						mu.Lock()
-						results = append(results, fmt.Sprintf("%-50s %s", t.Name(), got))
-						mu.Unlock()
+						results.add(t, c.run(t, limitPool(newStore(t))))
 					})
 				})
 			}
 			wg.Wait()
 		})
 	}
-	sort.Strings(results)
-	t.Logf("%d runs per cell:\n%s", runs, strings.Join(results, "\n"))
+	results.log(t, runs)
 }
 
 type mcpCell struct {

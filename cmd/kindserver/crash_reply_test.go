@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,10 +33,7 @@ const slowReply = "Here is the whole answer, and it takes a while to write."
 // comes, and nothing is owed any more. Runs per cell: KINDKIT_CRASH_RUNS.
 func TestCrashMidReply(t *testing.T) {
 	runs := crashRuns(t)
-	var (
-		mu      sync.Mutex
-		results []string
-	)
+	var results cellResults
 	for _, storeName := range []string{"sqlite", "postgres"} {
 		newStore := stores(t)[storeName]
 		t.Run(storeName, func(t *testing.T) {
@@ -44,10 +42,7 @@ func TestCrashMidReply(t *testing.T) {
 				for _, ms := range []int{0, 1, 5, 50, 200} {
 					wg.Go(func() {
 						t.Run(fmt.Sprintf("%s-after-ack-%dms", fault, ms), func(t *testing.T) {
-							got := runMidReply(t, limitPool(newStore(t)), fault, time.Duration(ms)*time.Millisecond, runs)
-							mu.Lock()
-							results = append(results, fmt.Sprintf("%-45s %s", t.Name(), got))
-							mu.Unlock()
+							results.add(t, runMidReply(t, limitPool(newStore(t)), fault, time.Duration(ms)*time.Millisecond, runs))
 						})
 					})
 				}
@@ -55,8 +50,38 @@ func TestCrashMidReply(t *testing.T) {
 			wg.Wait()
 		})
 	}
-	sort.Strings(results)
-	t.Logf("%d runs per cell:\n%s", runs, strings.Join(results, "\n"))
+	results.log(t, runs)
+}
+
+// cellResults collects what each cell of a crash matrix counted, the cells
+// running at once, for one log of them all at the end.
+type cellResults struct {
+	mu    sync.Mutex
+	cells map[string]fmt.Stringer // test name → its counts
+}
+
+func (r *cellResults) add(t *testing.T, got fmt.Stringer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cells == nil {
+		r.cells = map[string]fmt.Stringer{}
+	}
+	r.cells[t.Name()] = got
+}
+
+// log logs every cell's counts, a line each, sorted by cell, the counts
+// aligned.
+func (r *cellResults) log(t *testing.T, runs int) {
+	t.Helper()
+	width := 0
+	for name := range r.cells {
+		width = max(width, len(name))
+	}
+	lines := make([]string, 0, len(r.cells))
+	for _, name := range slices.Sorted(maps.Keys(r.cells)) {
+		lines = append(lines, fmt.Sprintf("%-*s %s", width, name, r.cells[name]))
+	}
+	t.Logf("%d runs per cell:\n%s", runs, strings.Join(lines, "\n"))
 }
 
 // crashRuns is KINDKIT_CRASH_RUNS, default 10.

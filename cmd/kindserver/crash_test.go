@@ -7,9 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,10 +40,7 @@ import (
 // process and store.
 func TestCrashMatrix(t *testing.T) {
 	runs := crashRuns(t)
-	var (
-		mu      sync.Mutex
-		results []string
-	)
+	var results cellResults
 	for _, storeName := range []string{"sqlite", "postgres"} {
 		newStore := stores(t)[storeName]
 		t.Run(storeName, func(t *testing.T) {
@@ -66,10 +61,7 @@ func TestCrashMatrix(t *testing.T) {
 									defer wg.Done()
 									t.Run(fmt.Sprintf("%s-after-%s-%dms", fault, after, ms), func(t *testing.T) {
 										dsn := limitPool(newStore(t))
-										got := c.run(t, dsn)
-										mu.Lock()
-										results = append(results, fmt.Sprintf("%-55s %s", t.Name(), got))
-										mu.Unlock()
+										results.add(t, c.run(t, dsn))
 									})
 								}()
 							}
@@ -80,8 +72,7 @@ func TestCrashMatrix(t *testing.T) {
 			}
 		})
 	}
-	sort.Strings(results)
-	t.Logf("%d runs per cell:\n%s", runs, strings.Join(results, "\n"))
+	results.log(t, runs)
 }
 
 // limitPool caps a PostgreSQL URL's connection pool, so that many
