@@ -150,12 +150,11 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		}
 		if prompt := c.srv.engine.Rejoin(ctx, sess, conv); len(prompt) > 0 {
 			shown = &prompt[0]
-			c.mu.Lock()
-			c.turn = &following{conv: conv.ID, requestID: shown.RequestID, session: sess.ID, park: shown.Park}
-			for _, ev := range prompt {
-				c.enqueueLocked(frameFor(ev))
+			frames := make([]event, len(prompt))
+			for i, ev := range prompt {
+				frames[i] = frameFor(ev)
 			}
-			c.mu.Unlock()
+			c.follow(&following{conv: conv.ID, requestID: shown.RequestID, session: sess.ID, park: shown.Park}, frames...)
 		}
 	}
 	c.openWatch(conv.ID, shown)
@@ -267,10 +266,8 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	c.watchNow(sess.ConversationID)
 	m := agent.Message{RequestID: requestID, Text: f.Message}
 	ack := func() {
-		c.mu.Lock()
-		c.enqueueLocked(immediate(requestID, 202, "Processing your request...", nil))
-		c.turn = &following{conv: sess.ConversationID, requestID: requestID, session: sess.ID, sent: true}
-		c.mu.Unlock()
+		c.follow(&following{conv: sess.ConversationID, requestID: requestID, session: sess.ID, sent: true},
+			immediate(requestID, 202, "Processing your request...", nil))
 	}
 	// The first message to a conversation this connection made, when
 	// nothing has happened to it since: no park can be pending, and the
@@ -393,10 +390,7 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 		if !f.Declined {
 			ack.Kind, ack.Values = p.Kind, taken.Values
 		}
-		c.mu.Lock()
-		c.enqueueLocked(immediate(f.RequestID, 200, message, ack))
-		c.turn = &following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}
-		c.mu.Unlock()
+		c.follow(&following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}, immediate(f.RequestID, 200, message, ack))
 	})
 	var invalid *agent.InvalidAnswerError
 	switch {
@@ -771,10 +765,8 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 		message = "Tool action approved"
 	}
 	ok, err := c.srv.engine.Confirm(ctx, sess, t.park.ID, *f.Approved, func(taken agent.Taken) {
-		c.mu.Lock()
-		c.enqueueLocked(immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
-		c.turn = &following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}
-		c.mu.Unlock()
+		c.follow(&following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID},
+			immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
 	})
 	if err != nil {
 		c.internalError(f.RequestID, err, "take confirmation")

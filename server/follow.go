@@ -45,6 +45,18 @@ func (c *conn) hear(conv string, ev agent.Event) {
 	}
 }
 
+// follow queues frames (an ack, a card shown again) and makes t the
+// socket's turn, in one step: what the socket hears of t from then on is
+// its own turn's.
+func (c *conn) follow(t *following, frames ...event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ev := range frames {
+		c.enqueueLocked(ev)
+	}
+	c.turn = t
+}
+
 // followed is the socket's turn; false when it follows none.
 func (c *conn) followed() (following, bool) {
 	c.mu.Lock()
