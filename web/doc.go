@@ -5,7 +5,12 @@
 //
 //   - GET / — the chat page (static/index.html, style.css and app.js with
 //     its ES modules under static/js: plain HTML, CSS and JavaScript
-//     embedded in the binary, no build step, no external network or CDN);
+//     embedded in the binary, no build step, no external network or CDN).
+//     The modules are layered and import only from the layers before
+//     their own: core (DOM and text), renderers (a kind's card body from
+//     its spec), card (a card's life around a renderer), chat (the socket,
+//     turns and composer); depcruise.json states it and TestModuleLayers
+//     checks it;
 //   - GET /static/… — those assets;
 //   - GET /kinds — the catalog as JSON, one entry per kind:
 //     {name, capability, toolName, toolSchema, valuesSchema}. toolSchema is

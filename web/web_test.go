@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -138,8 +139,9 @@ func TestStatic(t *testing.T) {
 		path, ctype, contains string
 	}{
 		{"/", "text/html", `<script type="module" src="static/app.js">`},
-		{"/static/app.js", "javascript", `from "./js/main.js"`},
-		{"/static/js/cards.js", "javascript", "submit_interaction"},
+		{"/static/app.js", "javascript", `from "./js/chat/main.js"`},
+		{"/static/js/chat/cards.js", "javascript", "submit_interaction"},
+		{"/static/js/renderers/generic.js", "javascript", "renderGeneric"},
 		{"/static/style.css", "text/css", ":focus-visible"},
 	}
 	for _, c := range cases {
@@ -177,12 +179,14 @@ func TestStatic(t *testing.T) {
 func TestNoExternalURLs(t *testing.T) {
 	h := web.Handler(nil)
 	paths := []string{"/", "/static/app.js", "/static/style.css"}
-	modules, err := os.ReadDir("static/js")
-	if err != nil || len(modules) == 0 {
-		t.Fatalf("the page's modules: %v", err)
-	}
-	for _, m := range modules {
-		paths = append(paths, "/static/js/"+m.Name())
+	err := fs.WalkDir(os.DirFS("static"), "js", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, "/static/"+p)
+		}
+		return err
+	})
+	if err != nil || len(paths) < 10 {
+		t.Fatalf("the page's modules: %v %v", paths, err)
 	}
 	for _, p := range paths {
 		b := body(t, get(t, h, http.MethodGet, p, nil))

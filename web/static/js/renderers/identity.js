@@ -1,7 +1,7 @@
 // The identity_intake card: a contact form.
-import { errorSlot, requiredMark } from "./cards.js";
-import { h, humanize, uid } from "./core.js";
-import { clip } from "./summary.js";
+import { h, uid } from "../core/dom.js";
+import { clip, humanize } from "../core/text.js";
+import { errorSlot, requiredMark } from "./form.js";
 
 export const IDENTITY = {
   name: { label: "Name", type: "text", autocomplete: "name" },
@@ -23,7 +23,9 @@ export function identitySummary(spec, values) {
     `${named.get(k) || (IDENTITY[k] || {}).label || humanize(k)}: ${clip(values[k])}`);
 }
 
-export function renderIdentity(card, spec, body) {
+// renderIdentity draws spec's fields into form, filled with earlier values.
+export function renderIdentity(form, spec, body) {
+  const earlier = form.values && typeof form.values === "object" ? form.values : {};
   const seen = new Map();
   for (const f of spec.fields || []) {
     const key = typeof f === "string" ? f : f.key;
@@ -38,14 +40,15 @@ export function renderIdentity(card, spec, body) {
     const meta = IDENTITY[f.key] || { label: humanize(f.key), type: "text" };
     const id = uid("id-" + f.key);
     const input = h("input", { id, name: f.key, type: meta.type, autocomplete: meta.autocomplete, inputmode: meta.inputmode, "aria-required": f.required ? "true" : null, spellcheck: "false" });
+    if (typeof earlier[f.key] === "string") input.value = earlier[f.key];
     const slot = errorSlot(() => [input]);
     input.addEventListener("input", () => slot.mark(""));
     body.append(h("div", { class: "field", "data-field": f.key },
       h("label", { for: id }, f.label || meta.label, f.required ? requiredMark() : null), input, slot.err));
-    card.fields.set(f.key, { err: slot.err, mark: slot.mark, focus: () => input.focus() });
+    form.fields.set(f.key, { err: slot.err, mark: slot.mark, focus: () => input.focus() });
     inputs.push([f.key, input]);
   }
-  card.collect = () => {
+  form.read = () => {
     const v = {};
     for (const [key, input] of inputs) if (input.value !== "") v[key] = input.value;
     return v;

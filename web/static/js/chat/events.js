@@ -1,9 +1,11 @@
 // The server's events, the session and the history.
+import { pastCard } from "../card/past.js";
+import { h, uid } from "../core/dom.js";
 import { onInteraction, onInvalid } from "./cards.js";
+import { updateComposer } from "./composer.js";
 import { onConfirmation } from "./confirm.js";
-import { send, setStatus, updateComposer } from "./connection.js";
-import { append, el, h, nextId, save, showNotice, state, uid } from "./core.js";
-import { pastCard, summary } from "./summary.js";
+import { send, setStatus } from "./socket.js";
+import { append, el, nextId, save, showNotice, state } from "./state.js";
 import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, retryButton, settleFromHistory, watched } from "./turns.js";
 
 export function handle(m) {
@@ -64,7 +66,7 @@ export function onImmediate(m) {
   }
   if (m.status === 200 && d.interactionId) {
     const card = state.cards.get(d.interactionId);
-    if (card) card.close(d.declined ? "declined" : "answered", d.declined ? undefined : summary(card.kind, card.spec, card.sent));
+    if (card) card.close(d.declined ? "declined" : "answered", d.declined ? undefined : card.summary(card.sent));
   }
 }
 
@@ -110,7 +112,7 @@ export function showHistory(messages) {
       box.append(userBubble(text));
       asked = text;
       cards = (Array.isArray(msg.interactions) ? msg.interactions : [])
-        .map((c) => ({ node: pastCard(c), at: c && Number.isInteger(c.replyOffset) ? c.replyOffset : null }))
+        .map((c) => ({ node: pastCard(c, state.kinds), at: c && Number.isInteger(c.replyOffset) ? c.replyOffset : null }))
         .filter((c) => c.node);
     } else if (msg.ended) {
       // A turn that ended without its reply (kindkit.ended_turns): what it

@@ -1,7 +1,7 @@
 // The choices card: chips and an "Other" box per question.
-import { errorSlot } from "./cards.js";
-import { h, uid } from "./core.js";
-import { clip } from "./summary.js";
+import { h, uid } from "../core/dom.js";
+import { clip } from "../core/text.js";
+import { errorSlot } from "./form.js";
 
 export function choicesTitle(spec) {
   const n = (spec.questions || []).length;
@@ -18,11 +18,15 @@ export function choicesSummary(spec, values) {
   });
 }
 
-export function renderChoices(card, spec, body) {
+// renderChoices draws each question of spec into form; earlier values
+// press their chips and fill their Other boxes.
+export function renderChoices(form, spec, body) {
   const questions = spec.questions || [];
+  const earlier = form.values && Array.isArray(form.values.answers) ? form.values.answers : [];
   const readers = [];
   for (const q of questions) {
     const multi = q.multiSelect === true;
+    const was = earlier.find((a) => a && typeof a === "object" && a.header === q.header) || {};
     const hintId = uid("hint");
     const chips = [];
     const group = h("div", { class: "chips", role: "group", "aria-label": `Options for ${q.header}`, "aria-describedby": hintId });
@@ -33,7 +37,7 @@ export function renderChoices(card, spec, body) {
         h("span", { class: "chip-label", text: label }),
         desc ? h("span", { class: "chip-desc", text: desc }) : null);
       chip.addEventListener("click", () => {
-        if (card.state !== "open") return;
+        if (!form.editable()) return;
         const on = chip.getAttribute("aria-pressed") !== "true";
         if (on && !multi) {
           for (const c of chips) c.setAttribute("aria-pressed", "false");
@@ -47,6 +51,9 @@ export function renderChoices(card, spec, body) {
     }
     const otherId = uid("other");
     const other = h("input", { type: "text", id: otherId, class: "other", name: `other-${q.header}`, autocomplete: "off", placeholder: "In your own words", dir: "auto" });
+    if (typeof was.other === "string") other.value = was.other;
+    const picked = Array.isArray(was.options) ? was.options : [];
+    for (const c of chips) if (picked.includes(c.dataset.label)) c.setAttribute("aria-pressed", "true");
     const slot = errorSlot(() => [group, other]);
     other.addEventListener("input", () => {
       if (!multi && other.value.trim()) for (const c of chips) c.setAttribute("aria-pressed", "false");
@@ -74,12 +81,12 @@ export function renderChoices(card, spec, body) {
       h("div", { class: "other-row" }, h("label", { for: otherId, text: "Other" }, h("span", { class: "sr-only", text: ` answer for ${q.header}` })), other),
       slot.err);
     body.append(fs);
-    card.fields.set(q.header, { err: slot.err, mark: slot.mark, focus: () => (chips[0] || other).focus() });
+    form.fields.set(q.header, { err: slot.err, mark: slot.mark, focus: () => (chips[0] || other).focus() });
     readers.push(() => {
       const a = { header: q.header, options: chips.filter((c) => c.getAttribute("aria-pressed") === "true").map((c) => c.dataset.label) };
       if (other.value.trim()) a.other = other.value.trim();
       return a;
     });
   }
-  card.collect = () => ({ answers: readers.map((r) => r()) });
+  form.read = () => ({ answers: readers.map((r) => r()) });
 }

@@ -1,7 +1,9 @@
 // A turn's bubble: streamed Markdown, tool lines, the end of a turn.
-import { CARDS } from "./cards.js";
-import { connect, send, updateComposer } from "./connection.js";
-import { announce, append, el, h, keepScrolled, nextId, readable, showNotice, state } from "./core.js";
+import { h } from "../core/dom.js";
+import { OWN } from "../renderers/index.js";
+import { updateComposer } from "./composer.js";
+import { reconnectNow, send } from "./socket.js";
+import { announce, append, el, keepScrolled, nextId, readable, showNotice, state } from "./state.js";
 
 export function turnFor(rid) {
   let t = state.turns.get(rid);
@@ -74,7 +76,10 @@ export function drawMarkdown(node) {
   }
 }
 
-if (window.DOMPurify) {
+// bindMarkdown makes every sanitised link open in a new tab that cannot
+// reach back into this page.
+export function bindMarkdown() {
+  if (!window.DOMPurify) return;
   window.DOMPurify.addHook("afterSanitizeAttributes", (node) => {
     if (node.tagName === "A" && node.hasAttribute("href")) {
       node.setAttribute("target", "_blank");
@@ -103,7 +108,7 @@ export function onToken(m) {
 export function plumbing(name) {
   if (name === "submit_interaction") return true;
   for (const k of state.kinds.values()) if ((k.toolName || "request_" + k.name) === name) return true;
-  return Object.keys(CARDS).some((k) => "request_" + k === name);
+  return Object.keys(OWN).some((k) => "request_" + k === name);
 }
 
 export function onChunk(m) {
@@ -337,10 +342,16 @@ export function onError(m) {
   showNotice(readable(err));
 }
 
-export function reconnectNow() {
-  const ws = state.ws;
-  state.ws = null;
-  state.sessionId = null;
-  if (ws) ws.close();
-  connect();
+// connectionLost ends what the old socket was streaming; parked cards
+// stay open, since the server keeps their park and shows them again.
+export function connectionLost() {
+  for (const t of state.turns.values()) {
+    if (t.done || t.parked) continue;
+    finishTurn(t, "Connection lost — this reply may be incomplete.");
+  }
+  for (const c of state.cards.values()) {
+    if (c.state === "sending") c.setState("open");
+  }
+  state.active = null;
+  updateComposer();
 }

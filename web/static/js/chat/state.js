@@ -1,4 +1,6 @@
-// The page's elements, its state and small helpers; every other module imports from here.
+// The chat page's elements, its state and the small helpers that touch
+// them; every module of the chat imports from here, and nothing below the
+// chat does.
 
 export const STORE_KEY = "kindkit.conversationId";
 export const params = new URLSearchParams(location.search);
@@ -43,29 +45,11 @@ export const state = {
   unsettled: new Set(), // ids of cards that closed without an outcome, looked up in the history
   sentElsewhere: new Map(), // message id → its bubble, for a message another tab sent
   seq: 0,
-  uid: 0,
   retry: 500,
   retryTimer: 0,
   historyShown: false,
 };
 
-export function h(tag, attrs, ...kids) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "class") node.className = v;
-    else if (k === "text") node.textContent = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const kid of kids.flat(Infinity)) {
-    if (kid === null || kid === undefined || kid === false) continue;
-    node.append(kid instanceof Node ? kid : String(kid));
-  }
-  return node;
-}
-
-export const uid = (p) => `${p}-${++state.uid}`;
 export const nextId = (p) => `${p}-${Date.now().toString(36)}-${++state.seq}`;
 
 export function load() {
@@ -73,39 +57,6 @@ export function load() {
 }
 export function save(id) {
   try { if (id) localStorage.setItem(STORE_KEY, id); else localStorage.removeItem(STORE_KEY); } catch { /* private mode */ }
-}
-
-export function humanize(key) {
-  const s = String(key).replace(/[_-]+/g, " ").replace(/([a-z0-9])([A-Z])/g, "$1 $2").trim().toLowerCase();
-  return s ? s[0].toUpperCase() + s.slice(1) : String(key);
-}
-
-// PLAIN rewords the schema validator's messages, which the model reads
-// too, for a person: no type names, no keyword jargon.
-export const PLAIN = [
-  [/^must be an integer(?: or [a-z ]+)?, not .*$/i, "Enter a whole number"],
-  [/^must be a number(?: or [a-z ]+)?, not .*$/i, "Enter a number"],
-  [/^must be a string(?: or [a-z ]+)?, not .*$/i, "Enter some text"],
-  [/^must be a boolean(?: or [a-z ]+)?, not .*$/i, "Choose yes or no"],
-  [/^must be an? (?:object|array)(?: or [a-z ]+)?, not .*$/i, "This answer is not in the expected form"],
-  [/^must be one of .*$/i, "Pick one of the options"],
-  [/^must match the pattern .*$/i, "This is not in the expected form"],
-  [/^must be at most (\d+) characters? long.*$/i, "Use at most $1 characters"],
-  [/^must be at least (\d+) characters? long.*$/i, "Use at least $1 characters"],
-  [/^must be at least (-?[\d.]+)$/i, "Enter $1 or more"],
-  [/^must be at most (-?[\d.]+)$/i, "Enter $1 or less"],
-  [/^must have at least (\d+) (?:entry|entries).*$/i, "Give at least $1"],
-  [/^must have at most (\d+) (?:entry|entries).*$/i, "Give at most $1"],
-  [/^this field is required$/i, "This is required"],
-];
-
-// sentence capitalises a validator message and ends it with a period.
-export function sentence(text) {
-  // The validators write for the model too: say "decline" for declined=true.
-  let t = String(text || "").trim().replace(/,? or declined=true/g, ", or decline the card");
-  for (const [re, plain] of PLAIN) if (re.test(t)) { t = t.replace(re, plain); break; }
-  if (!t) return t;
-  return t[0].toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? "" : ".");
 }
 
 export function announce(text) {

@@ -1,15 +1,12 @@
-// The write-confirmation card of a gated tool.
-import { send, updateComposer } from "./connection.js";
-import { NOT_CONNECTED, h, humanize, nextId, state, uid } from "./core.js";
-import { put, turnFor } from "./turns.js";
+// A write confirmation's card: a gated tool's call, its arguments in
+// plain view, Approve and Reject. Whoever uses it says what an answer
+// does and hears when it closes.
+import { h, uid } from "../core/dom.js";
+import { humanize } from "../core/text.js";
 
-export function onConfirmation(m) {
-  const d = (m.data && m.data.data) || {};
-  const t = turnFor(m.requestId);
-  t.parked = true;
-  t.el.dataset.parked = "true";
-  state.active = m.requestId;
-  updateComposer();
+// makeConfirmation draws the card for a call of toolId. opts: description,
+// what the call does; onAnswer(approved); onClose(), once it has closed.
+export function makeConfirmation(toolId, opts = {}) {
   const headingId = uid("card-title");
   const heading = h("h2", { class: "card-title", id: headingId, tabindex: "-1", text: "Allow this action?" });
   const args = h("dl", { class: "confirm-args", hidden: true });
@@ -18,12 +15,12 @@ export function onConfirmation(m) {
   const approve = h("button", { type: "button", class: "primary", text: "Approve" });
   const reject = h("button", { type: "button", class: "quiet", text: "Reject" });
   const node = h("section", { class: "card", "data-kind": "confirmation", "data-state": "open", "aria-labelledby": headingId },
-    heading, h("p", { class: "card-reason", text: d.actionDescription || `Run ${d.toolId}?` }), args, err,
+    heading, h("p", { class: "card-reason", text: opts.description || `Run ${toolId}?` }), args, err,
     h("div", { class: "card-actions" }, approve, reject), status);
   const c = {
-    turn: t, toolName: d.toolId, el: node, callShown: false, state: "open",
-    // showArgs lists the call's arguments, which come with its chunk
-    // right after the card: what is approved is in plain view.
+    toolName: toolId, el: node, heading, state: "open",
+    // showArgs lists the call's arguments: what is approved is in plain
+    // view.
     showArgs(a) {
       let obj = a;
       if (typeof a === "string") { try { obj = JSON.parse(a); } catch { obj = a; } }
@@ -37,16 +34,17 @@ export function onConfirmation(m) {
       }
       args.hidden = !args.childElementCount;
     },
+    // busy disables the answers while one is on its way.
+    busy() {
+      approve.disabled = reject.disabled = true;
+    },
     close(text) {
       c.state = "answered";
-      if (c.tool) c.tool.resumed();
-      t.parked = false;
-      delete t.el.dataset.parked;
-      updateComposer();
       node.dataset.state = "answered";
       approve.disabled = reject.disabled = true;
       status.textContent = text;
       err.hidden = true;
+      if (opts.onClose) opts.onClose();
     },
     fail(text, stale) {
       approve.disabled = reject.disabled = false;
@@ -59,21 +57,7 @@ export function onConfirmation(m) {
       c.stale = false;
     },
   };
-  const answer = (approved) => {
-    const rid = nextId("confirm");
-    if (!send({ action: "confirm_tool_action", requestId: rid, sessionId: state.sessionId, approved })) {
-      c.fail(NOT_CONNECTED, true);
-      return;
-    }
-    state.pending.set(rid, "confirm");
-    state.confirms.set(rid, c);
-    approve.disabled = reject.disabled = true;
-  };
-  approve.addEventListener("click", () => answer(true));
-  reject.addEventListener("click", () => answer(false));
-  t.confirm = c;
-  put(t, node);
-  t.seg = null;
-  heading.focus({ preventScroll: true });
-  node.scrollIntoView({ block: "nearest" });
+  approve.addEventListener("click", () => opts.onAnswer && opts.onAnswer(true));
+  reject.addEventListener("click", () => opts.onAnswer && opts.onAnswer(false));
+  return c;
 }

@@ -1,8 +1,16 @@
 // A card that sends the person to a link (an MCP server's URL-mode
 // elicitation): the site's domain, the whole link, and Done and Cancel.
-import { h, uid } from "./core.js";
-import { pointer, ui } from "./generic.js";
-import { LINK_CANCELLED } from "./summary.js";
+import { h, uid } from "../core/dom.js";
+import { pointer } from "../core/text.js";
+import { ui } from "./schema.js";
+
+// LINK_TITLE is the heading of a card that sends the person to a link.
+export const LINK_TITLE = "A tool asks you to open a link";
+
+// The words for a link card's ends: the person (or the site) said done,
+// or the person cancelled.
+export const LINK_DONE = "Done";
+export const LINK_CANCELLED = "Cancelled";
 
 // linkOf is the link a card of kind shows, when the kind's x-ui link hint
 // points to one in the spec ({"link": "/url"}), else "".
@@ -26,15 +34,14 @@ export function webLink(raw) {
 // so it stands out; the whole link follows, opened only by the person, in
 // a new tab that cannot reach back into this page. The answer carries
 // nothing: Done (submit) or Cancel (decline).
-export function renderLink(card, raw, body) {
+export function renderLink(form, raw, body) {
   const u = webLink(raw);
-  card.collect = () => ({});
-  card.buttons.submit.textContent = "Done";
-  card.buttons.decline.textContent = "Cancel";
-  card.labels.declined = LINK_CANCELLED;
+  form.title = LINK_TITLE;
+  form.read = () => ({});
+  form.actions = { submit: LINK_DONE, decline: "Cancel" };
+  form.labels.declined = LINK_CANCELLED;
   if (!u) {
-    card.buttons.submit.disabled = true;
-    card.buttons.submit.dataset.keepDisabled = "true";
+    form.blocked = true;
     body.append(h("p", { class: "card-error", role: "alert", text: "This link cannot be opened here: it is not a web address. Cancel, or ask the assistant about it." }));
     return;
   }

@@ -1,7 +1,9 @@
 // Any other kind: a form drawn from its Values schema, the spec and its x-ui hints.
-import { errorSlot, requiredMark } from "./cards.js";
-import { h, humanize, uid } from "./core.js";
+import { h, uid } from "../core/dom.js";
+import { humanize, pointer } from "../core/text.js";
+import { errorSlot, invalid, requiredMark } from "./form.js";
 import { linkOf, renderLink } from "./link.js";
+import { bindSpec, formSchema, hinted, labelsOf, typeOf, ui, withOptions } from "./schema.js";
 
 // The form is drawn from the kind's Values schema and the card's spec.
 // Descriptions are written for the model and for developers, and titles
@@ -19,147 +21,35 @@ import { linkOf, renderLink } from "./link.js";
 // Without hints, a card shows the spec's question (PROMPT_KEYS) and its
 // lists (the options a person picks from), never its flags or settings.
 
-// LINK_TITLE is the heading of a card that sends the person to a link.
-export const LINK_TITLE = "A tool asks you to open a link";
-
 // The spec keys a generic card shows as its question, first one wins.
 export const PROMPT_KEYS = ["question", "prompt", "title", "message", "text"];
 export const MAX_CHIPS = 12; // more enum values than this get a drop-down
 export const MAX_SCALE = 11; // a bounded integer with at most this many values is a row of buttons
-export const HINT_KEYS = new Set(["label", "help", "minLabel", "maxLabel", "labels", "widget"]); // bind targets that are hints, not keywords
-
-export function renderGeneric(card, spec, info, body) {
+// renderGeneric draws a kind's card from its /kinds entry (info) into
+// form: the spec's text, then a field per property of the Values schema,
+// each filled with its earlier value or the schema's default.
+export function renderGeneric(form, spec, info, body) {
   const schema = info && info.valuesSchema;
   const hints = ui(schema);
-  if (typeof hints.title === "string" && hints.title.trim()) card.heading.textContent = hints.title;
-  body.append(...specText(card.spec, schema));
-  const link = linkOf(schema, card.spec);
+  if (typeof hints.title === "string" && hints.title.trim()) form.title = hints.title;
+  body.append(...specText(form.spec, schema));
+  const link = linkOf(schema, form.spec);
   if (link) {
-    card.heading.textContent = LINK_TITLE;
-    renderLink(card, link, body);
+    renderLink(form, link, body);
     return;
   }
   // schemaFrom: the form is the schema the spec carries (an MCP server's
   // requested schema), else, if that is not a flat object schema, the
   // kind's own.
-  const form = formSchema(schema, card.spec);
-  const root = form ? field(card, form, "", null, true, 0) : jsonField(card, "", "Answer (JSON)", true);
+  const drawn = formSchema(schema, form.spec);
+  const root = drawn ? field(form, drawn, "", null, true, 0, form.values) : jsonField(form, "", "Answer (JSON)", true, undefined, form.values);
   body.append(root.el);
-  card.collect = () => {
+  form.read = () => {
     const v = root.read();
     const errs = root.check ? root.check(v) : [];
-    if (errs.length) {
-      const message = "Some fields need attention.";
-      card.showErrors(errs.map(([f, m]) => ({ field: f, message: m })), message);
-      throw new Error(message);
-    }
+    if (errs.length) throw invalid(errs.map(([f, m]) => ({ field: f, message: m })), "Some fields need attention.");
     return v === undefined ? {} : v;
   };
-}
-
-// formSchema is the schema a generic card's form is drawn from: the one
-// the spec carries where the kind's x-ui schemaFrom points (an MCP
-// server's requested schema), else, if that is not a flat object
-// schema, the kind's own.
-export function formSchema(schema, spec) {
-  const from = ui(schema).schemaFrom;
-  return (typeof from === "string" && peopleSchema(pointer(spec, from))) || schema;
-}
-
-// peopleSchema turns a schema written for people, as an MCP server's
-// requested schema is (flat: top-level properties of strings, numbers,
-// booleans, single- and multi-select enums), into the form's dialect:
-// each title becomes its label, each description its help, titled
-// options an enum with labels. It keeps only the keywords that shape
-// allows: the schema comes from outside, so no hint or binding of its
-// own reaches the form. It is null for anything that is not an object
-// schema with properties.
-export function peopleSchema(s) {
-  const obj = (x) => !!x && typeof x === "object" && !Array.isArray(x);
-  if (!obj(s) || !obj(s.properties)) return null;
-  const properties = Object.create(null); // a "__proto__" property stays a property
-  for (const [key, p] of Object.entries(s.properties)) if (obj(p)) properties[key] = peopleProperty(p);
-  if (!Object.keys(properties).length) return null;
-  const required = Array.isArray(s.required) ? s.required.filter((k) => typeof k === "string" && k in properties) : [];
-  return { type: "object", properties, required };
-}
-
-export const PEOPLE_KEYWORDS = ["type", "minLength", "maxLength", "format", "minimum", "maximum", "default", "minItems", "maxItems"];
-
-export function peopleProperty(p) {
-  const out = {};
-  for (const k of PEOPLE_KEYWORDS) if (p[k] !== undefined) out[k] = p[k];
-  const hints = {};
-  if (typeof p.title === "string" && p.title.trim()) hints.label = p.title.trim();
-  if (typeof p.description === "string" && p.description.trim()) hints.help = p.description.trim();
-  const titled = titledOptions(p.oneOf) || titledOptions(p.anyOf);
-  const plain = enumOptions(p.enum, p.enumNames);
-  const pick = titled || plain;
-  if (pick) {
-    out.enum = pick.values;
-    hints.labels = pick.labels;
-    if (!out.type) out.type = "string";
-  }
-  if (p.type === "array" && p.items && typeof p.items === "object") {
-    const items = { type: typeof p.items.type === "string" ? p.items.type : "string" };
-    const many = titledOptions(p.items.anyOf) || titledOptions(p.items.oneOf) || enumOptions(p.items.enum, p.items.enumNames);
-    if (many) {
-      items.enum = many.values;
-      items["x-ui"] = { labels: many.labels };
-    }
-    out.items = items;
-  }
-  out["x-ui"] = hints;
-  return out;
-}
-
-export const pickable = (v) => typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
-
-// titledOptions reads [{const, title}] as values and their labels.
-export function titledOptions(list) {
-  if (!Array.isArray(list)) return null;
-  const values = [];
-  const labels = {};
-  for (const o of list) {
-    if (!o || typeof o !== "object" || !pickable(o.const)) continue;
-    values.push(o.const);
-    if (typeof o.title === "string" && o.title.trim()) labels[String(o.const)] = o.title.trim();
-  }
-  return values.length ? { values, labels } : null;
-}
-
-// enumOptions reads an enum, named by the legacy enumNames if given.
-export function enumOptions(values, names) {
-  if (!Array.isArray(values)) return null;
-  const labels = {};
-  const kept = [];
-  values.forEach((v, i) => {
-    if (!pickable(v)) return;
-    kept.push(v);
-    if (Array.isArray(names) && typeof names[i] === "string" && names[i].trim()) labels[String(v)] = names[i].trim();
-  });
-  return kept.length ? { values: kept, labels } : null;
-}
-
-// ui is a schema's x-ui hints, or none.
-export function ui(s) {
-  const x = s && s["x-ui"];
-  return x && typeof x === "object" && !Array.isArray(x) ? x : {};
-}
-
-// hinted says whether a kind wrote any x-ui hint: then the spec shows
-// only what its hints name.
-export const hinted = (schema) => !!schema && JSON.stringify(schema).includes('"x-ui"');
-
-// pointer resolves a JSON pointer ("/scale/min") in doc.
-export function pointer(doc, ptr) {
-  if (typeof ptr !== "string" || (ptr !== "" && !ptr.startsWith("/"))) return undefined;
-  let v = doc;
-  for (const raw of ptr ? ptr.slice(1).split("/") : []) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = v[raw.replace(/~1/g, "/").replace(/~0/g, "~")];
-  }
-  return v;
 }
 
 // specText is what of the spec a person reads.
@@ -194,74 +84,28 @@ export const scalar = (x) => x === null || typeof x !== "object";
 export const show = (x) => (x === true ? "yes" : x === false ? "no" : String(x));
 export const flat = (x) => x && typeof x === "object" && !Array.isArray(x) && Object.values(x).every(scalar);
 
-export function typeOf(s) {
-  if (!s || typeof s !== "object") return "any";
-  if ("const" in s) return "const";
-  let t = s.type;
-  if (Array.isArray(t)) t = t.find((x) => x !== "null") || t[0];
-  if (!t && Array.isArray(s.enum) && s.enum.length) t = typeof s.enum[0] === "number" ? "number" : typeof s.enum[0] === "boolean" ? "boolean" : "string";
-  if (!t && s.properties) t = "object";
-  if (!t && s.items) t = "array";
-  return t || "any";
-}
-
 export const join = (path, key) => (path ? `${path}.${key}` : String(key));
-
-// bindSpec fills a schema's x-ui bind from the card's spec: a bound
-// keyword (minimum, maximum, enum, maxLength…) joins the schema, a bound
-// hint (minLabel, maxLabel…) its x-ui.
-export function bindSpec(s, spec) {
-  const hints = ui(s);
-  if (!hints.bind || typeof hints.bind !== "object") return s;
-  const out = { ...s, "x-ui": { ...hints } };
-  for (const [k, ptr] of Object.entries(hints.bind)) {
-    const v = pointer(spec, ptr);
-    if (v === undefined || v === null) continue;
-    if (HINT_KEYS.has(k)) out["x-ui"][k] = v;
-    else out[k] = v;
-  }
-  return out;
-}
-
-// withOptions turns an x-ui options hint ({from: spec pointer to a list,
-// value: key, label: key}) into an enum with its labels: the picks come
-// from the spec.
-export function withOptions(s, spec) {
-  const o = ui(s).options;
-  if (!o || typeof o !== "object") return s;
-  const list = pointer(spec, o.from);
-  if (!Array.isArray(list) || !list.length) return s;
-  const labels = {};
-  const values = [];
-  for (const item of list) {
-    const obj = item && typeof item === "object";
-    const v = obj ? (o.value ? item[o.value] : undefined) : item;
-    if (v === undefined || v === null || typeof v === "object") continue;
-    values.push(v);
-    if (obj && o.label && item[o.label] !== undefined) labels[String(v)] = String(item[o.label]);
-  }
-  if (!values.length) return s;
-  return { ...s, enum: values, "x-ui": { ...ui(s), labels: { ...labels, ...(ui(s).labels || {}) } } };
-}
 
 // field builds the control(s) for one schema at path and returns
 // {el, read, check, focus}; read returns undefined for "nothing entered",
 // check(value) the [path, message] pairs of what is wrong with it.
-export function field(card, s0, path, name, required, depth) {
-  const s = withOptions(bindSpec(s0, card.spec), card.spec);
+export function field(form, s0, path, name, required, depth, prior) {
+  const bound = withOptions(bindSpec(s0, form.spec), form.spec);
+  // An earlier value stands in for the default: it is drawn the same way.
+  const s = prior === undefined || (prior !== null && typeof prior === "object" && !Array.isArray(prior)) ? bound : { ...bound, default: prior };
   const hints = ui(s);
-  if (hints.showIf !== undefined && pointer(card.spec, hints.showIf) !== true) {
+  if (hints.showIf !== undefined && pointer(form.spec, hints.showIf) !== true) {
     return { el: null, read: () => undefined, check: () => [], focus() {} };
   }
   const type = typeOf(s);
   const label = typeof hints.label === "string" && hints.label.trim() ? hints.label : humanize(name || "value");
-  if (type === "object" && s.properties) return objectField(card, s, path, name, label, required, depth);
-  if (type === "array") return arrayField(card, s, path, label, required, depth);
+  if (type === "object" && s.properties) return objectField(form, s, path, name, label, required, depth, prior);
+  if (type === "array") return arrayField(form, s, path, label, required, depth, prior);
   if (type === "const") return { el: h("span", { hidden: true }), read: () => s.const, check: () => [], focus() {} };
-  if (type === "boolean") return boolField(card, s, path, label);
+  if (type === "boolean") return boolField(form, s, path, label);
   const widget = hints.widget;
   if (Array.isArray(s.enum) && s.enum.length && widget !== "select" && (s.enum.length <= MAX_CHIPS || widget === "chips")) {
-    return chipsField(card, s, path, label, required, s.enum, false);
+    return chipsField(form, s, path, label, required, s.enum, false);
   }
   if (type === "integer" && widget !== "number") {
     const lo = Number(s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : NaN));
@@ -269,11 +113,11 @@ export function field(card, s0, path, name, required, depth) {
     if (Number.isInteger(lo) && Number.isInteger(hi) && hi >= lo && hi - lo < MAX_SCALE) {
       const points = [];
       for (let n = lo; n <= hi; n++) points.push(n);
-      return chipsField(card, s, path, label, required, points, true);
+      return chipsField(form, s, path, label, required, points, true);
     }
   }
-  if (["string", "number", "integer"].includes(type)) return scalarField(card, s, type, path, label, required);
-  return jsonField(card, path, label + " (JSON)", required, s);
+  if (["string", "number", "integer"].includes(type)) return scalarField(form, s, type, path, label, required);
+  return jsonField(form, path, label + " (JSON)", required, s, prior);
 }
 
 // help is a field's help text: its x-ui help, never its description.
@@ -286,15 +130,15 @@ export function labelled(id, label, required, s) {
   return [h("label", { for: id }, label, required ? requiredMark() : null), s ? help(s, id + "-help") : null];
 }
 
-export function register(card, path, slot, focus) {
-  card.fields.set(path || "values", { err: slot.err, mark: slot.mark, focus });
+export function register(form, path, slot, focus) {
+  form.fields.set(path || "values", { err: slot.err, mark: slot.mark, focus });
 }
 
 export const REQUIRED = "This is required.";
 
 // chipsField is one pick (or, with multi, any) from values as toggle
 // buttons; a scale is a row of numbers with words for its ends.
-export function chipsField(card, s, path, label, required, values, scale, multi) {
+export function chipsField(form, s, path, label, required, values, scale, multi) {
   const hints = ui(s);
   const legendId = uid("lbl");
   const helpNode = help(s, uid("help"));
@@ -308,7 +152,7 @@ export function chipsField(card, s, path, label, required, values, scale, multi)
     const chip = h("button", { type: "button", class: "chip", "aria-pressed": "false", "data-value": String(v), dir: "auto",
       "aria-label": end ? `${text}, ${end}` : null }, h("span", { class: "chip-label", text }));
     chip.addEventListener("click", () => {
-      if (card.state !== "open") return;
+      if (!form.editable()) return;
       const on = chip.getAttribute("aria-pressed") !== "true";
       if (!multi) for (const c of chips) c.setAttribute("aria-pressed", "false");
       chip.setAttribute("aria-pressed", on ? "true" : "false");
@@ -324,7 +168,7 @@ export function chipsField(card, s, path, label, required, values, scale, multi)
     ? h("div", { class: "scale-ends", "aria-hidden": "true" }, h("span", { text: ends[0], dir: "auto" }), h("span", { text: ends[1], dir: "auto" }))
     : null;
   const focus = () => (chips.find((c) => c.getAttribute("aria-pressed") === "true") || chips[0]).focus();
-  register(card, path, slot, focus);
+  register(form, path, slot, focus);
   const picked = () => values.filter((_, i) => chips[i].getAttribute("aria-pressed") === "true");
   const read = () => {
     const p = picked();
@@ -364,8 +208,6 @@ export const FORMATS = {
   } },
 };
 
-export const labelsOf = (s) => (ui(s).labels && typeof ui(s).labels === "object" ? ui(s).labels : {});
-
 // setDefault puts a schema's default in its control, in the control's
 // own form (a local date and time for date-time).
 export function setDefault(control, s, fmt) {
@@ -396,7 +238,7 @@ export const FORMAT_ERRORS = {
   tel: "Enter a phone number, like +1 555 123 4567.",
 };
 
-export function scalarField(card, s, type, path, label, required) {
+export function scalarField(form, s, type, path, label, required) {
   const id = uid("f");
   let control;
   const helpNode = help(s, id + "-help");
@@ -418,7 +260,7 @@ export function scalarField(card, s, type, path, label, required) {
   setDefault(control, s, fmt);
   const slot = errorSlot(() => [control]);
   control.addEventListener(control.tagName === "SELECT" ? "change" : "input", () => slot.mark(""));
-  register(card, path, slot, () => control.focus());
+  register(form, path, slot, () => control.focus());
   const read = () => {
     if (Array.isArray(s.enum)) return control.value === "" ? undefined : s.enum[Number(control.value)];
     if (control.value === "") return undefined;
@@ -448,25 +290,26 @@ export function scalarField(card, s, type, path, label, required) {
 }
 
 // boolField is a switch: on or off, so never missing.
-export function boolField(card, s, path, label) {
+export function boolField(form, s, path, label) {
   const id = uid("f");
   const helpNode = help(s, id + "-help");
   const box = h("input", { id, name: path, type: "checkbox", role: "switch", class: "switch", "aria-describedby": helpNode ? helpNode.id : null });
   if (s.default === true) box.checked = true;
   const slot = errorSlot(() => [box]);
   box.addEventListener("change", () => slot.mark(""));
-  register(card, path, slot, () => box.focus());
+  register(form, path, slot, () => box.focus());
   const el2 = h("div", { class: "field check", "data-field": path }, h("div", { class: "check-row" }, box, h("label", { for: id, text: label })),
     helpNode, slot.err);
   return { el: el2, read: () => box.checked, check: () => [], focus: () => box.focus() };
 }
 
-export function jsonField(card, path, label, required, s) {
+export function jsonField(form, path, label, required, s, prior) {
   const id = uid("f");
   const area = h("textarea", { id, name: path, rows: "3", class: "mono", spellcheck: "false", "aria-required": required ? "true" : null });
+  if (prior !== undefined) area.value = JSON.stringify(prior);
   const slot = errorSlot(() => [area]);
   area.addEventListener("input", () => slot.mark(""));
-  register(card, path, slot, () => area.focus());
+  register(form, path, slot, () => area.focus());
   const read = () => {
     const text = area.value.trim();
     if (!text) return undefined;
@@ -476,9 +319,11 @@ export function jsonField(card, path, label, required, s) {
   return { el: h("div", { class: "field", "data-field": path }, labelled(id, label, required, s), area, slot.err), read, check, focus: () => area.focus() };
 }
 
-export function objectField(card, s, path, name, label, required, depth) {
+export function objectField(form, s, path, name, label, required, depth, prior) {
   const req = new Set(Array.isArray(s.required) ? s.required : []);
-  const children = Object.entries(s.properties).map(([key, sub]) => [key, field(card, sub, join(path, key), key, req.has(key), depth + 1)])
+  const earlier = prior && typeof prior === "object" && !Array.isArray(prior) ? prior : {};
+  const children = Object.entries(s.properties).map(([key, sub]) => [key, field(form, sub, join(path, key), key, req.has(key), depth + 1,
+    Object.prototype.hasOwnProperty.call(earlier, key) ? earlier[key] : undefined)])
     .filter(([, c]) => c.el);
   const slot = errorSlot(() => []);
   const first = () => children.length && children[0][1].focus();
@@ -490,7 +335,7 @@ export function objectField(card, s, path, name, label, required, depth) {
     // The mark needs its key only where it tells fields apart.
     if (children.length > 1 && children.some(([key]) => req.has(key))) wrap.prepend(h("p", { class: "hint", text: "Fields marked * are required." }));
   } else {
-    register(card, path, slot, first);
+    register(form, path, slot, first);
   }
   const read = () => {
     const out = {};
@@ -507,14 +352,14 @@ export function objectField(card, s, path, name, label, required, depth) {
   return { el: wrap, read, check, focus: first };
 }
 
-export function arrayField(card, s, path, label, required, depth) {
+export function arrayField(form, s, path, label, required, depth, prior) {
   const own = s.items && typeof s.items === "object" ? s.items : {};
-  const items = withOptions(bindSpec(ui(s).options ? { ...own, "x-ui": { ...ui(own), options: ui(s).options } } : own, card.spec), card.spec);
+  const items = withOptions(bindSpec(ui(s).options ? { ...own, "x-ui": { ...ui(own), options: ui(s).options } } : own, form.spec), form.spec);
   const itemType = typeOf(items);
 
   // A list of enum values: toggle buttons, any number pressed.
   if (Array.isArray(items.enum) && items.enum.length) {
-    return chipsField(card, { ...items, "x-ui": { ...ui(items), ...ui(s) }, minItems: s.minItems, maxItems: s.maxItems, default: s.default }, path, label, required, items.enum, false, true);
+    return chipsField(form, { ...items, "x-ui": { ...ui(items), ...ui(s) }, minItems: s.minItems, maxItems: s.maxItems, default: s.default }, path, label, required, items.enum, false, true);
   }
 
   const helpNode = help(s, uid("help"));
@@ -539,9 +384,9 @@ export function arrayField(card, s, path, label, required, depth) {
   // so a removed row's number is not reused and every row's errors stay
   // its own; read() tells the card which row each sent index is.
   let made = 0;
-  const addRow = () => {
+  const addRow = (was) => {
     const i = made++;
-    const c = field(card, items, `${path}[${i}]`, `${label} ${i + 1}`, false, depth + 1);
+    const c = field(form, items, `${path}[${i}]`, `${label} ${i + 1}`, false, depth + 1, was);
     const remove = h("button", { type: "button", class: "quiet small remove", text: "Remove" });
     const row = h("div", { class: "item" }, c.el, remove);
     const r = { i, c, el: row, remove, legend: c.el && c.el.querySelector && c.el.querySelector("legend") };
@@ -558,17 +403,18 @@ export function arrayField(card, s, path, label, required, depth) {
     return r;
   };
   add.addEventListener("click", () => addRow().c.focus());
-  const start = Math.max(s.minItems || 0, itemType === "object" ? 0 : 1);
-  for (let i = 0; i < start; i++) addRow();
+  const earlier = Array.isArray(prior) ? prior : [];
+  const start = Math.max(s.minItems || 0, itemType === "object" ? 0 : 1, earlier.length);
+  for (let i = 0; i < start; i++) addRow(earlier[i]);
   wrap.append(list, h("div", { class: "array-actions" }, add), slot.err);
-  register(card, path, slot, () => (rows[0] ? rows[0].c.focus() : add.focus()));
+  register(form, path, slot, () => (rows[0] ? rows[0].c.focus() : add.focus()));
   const filled = (v) => v !== undefined && !(typeof v === "object" && v && !Array.isArray(v) && !Object.keys(v).length);
   const read = () => {
     const out = [];
     for (const r of rows) {
       const v = r.c.read();
       if (filled(v)) {
-        card.aliases.set(`${path}[${out.length}]`, `${path}[${r.i}]`);
+        form.aliases.set(`${path}[${out.length}]`, `${path}[${r.i}]`);
         out.push(v);
       }
     }

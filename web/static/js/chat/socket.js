@@ -1,8 +1,16 @@
-// The socket: connecting, reconnecting, the offline banner, sending frames.
-import { CARDS } from "./cards.js";
-import { agentId, el, nextId, state, token } from "./core.js";
-import { handle } from "./events.js";
-import { finishTurn, reconnectNow } from "./turns.js";
+// The socket: connecting, reconnecting, the offline banner, sending
+// frames, and the session it opens. What a frame means is events.js's:
+// main.js hands it in (listen), so the socket imports nothing above it.
+import { OWN } from "../renderers/index.js";
+import { agentId, el, nextId, state, token } from "./state.js";
+
+// handlers are what the page does with a frame (message) and when a
+// socket drops (lost); listen sets them before the first connect.
+const handlers = { message() {}, lost() {} };
+
+export function listen(h) {
+  Object.assign(handlers, h);
+}
 
 export function setStatus(s, text) {
   el.status.dataset.state = s;
@@ -28,7 +36,7 @@ export function wsURL() {
 const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns", "kindkit.ended_turns"];
 
 export function supports() {
-  const set = new Set([...Object.values(CARDS).map((c) => c.capability), ...EXTENSIONS]);
+  const set = new Set([...Object.values(OWN).map((c) => c.capability), ...EXTENSIONS]);
   for (const k of state.kinds.values()) if (k.capability) set.add(k.capability);
   return [...set];
 }
@@ -52,13 +60,13 @@ export function connect() {
   ws.addEventListener("message", (ev) => {
     let m;
     try { m = JSON.parse(ev.data); } catch { return; }
-    try { handle(m); } catch (e) { console.error("kindkit: cannot handle", m, e); }
+    try { handlers.message(m); } catch (e) { console.error("kindkit: cannot handle", m, e); }
   });
   ws.addEventListener("close", () => {
     if (state.ws !== ws) return;
     state.ws = null;
     state.sessionId = null;
-    connectionLost();
+    handlers.lost();
     scheduleReconnect();
   });
 }
@@ -71,11 +79,23 @@ export function scheduleReconnect() {
   state.retry = Math.min(state.retry * 2, 10000);
 }
 
-// Retry now: a new socket at once, and the wait starts short again.
-el.retry.addEventListener("click", () => {
-  state.retry = 500;
-  reconnectNow();
-});
+// reconnectNow drops the socket, if any, and opens a new one at once.
+export function reconnectNow() {
+  const ws = state.ws;
+  state.ws = null;
+  state.sessionId = null;
+  if (ws) ws.close();
+  connect();
+}
+
+// bindRetry wires Retry now: a new socket at once, and the wait starts
+// short again.
+export function bindRetry() {
+  el.retry.addEventListener("click", () => {
+    state.retry = 500;
+    reconnectNow();
+  });
+}
 
 export function send(frame) {
   if (!state.ws || state.ws.readyState !== WebSocket.OPEN) return false;
@@ -89,46 +109,3 @@ export function createSession() {
   state.pending.set(f.requestId, "create");
   send(f);
 }
-
-// connectionLost ends what the old socket was streaming; parked cards
-// stay open, since the server keeps their park and shows them again.
-export function connectionLost() {
-  for (const t of state.turns.values()) {
-    if (t.done || t.parked) continue;
-    finishTurn(t, "Connection lost — this reply may be incomplete.");
-  }
-  for (const c of state.cards.values()) {
-    if (c.state === "sending") c.setState("open");
-  }
-  state.active = null;
-  updateComposer();
-}
-
-// openCard is the card the active turn waits on, if any: a message then
-// answers it in words (send_message's withdrawInteraction).
-export function openCard() {
-  const t = state.active && state.turns.get(state.active);
-  if (!t || !t.parked) return undefined;
-  return [...state.cards.values()].find((c) => c.turn === t && c.state === "open");
-}
-
-export function updateComposer() {
-  const online = !!state.sessionId;
-  const turn = state.active && state.turns.get(state.active);
-  const card = openCard();
-  const running = !!turn && !turn.parked && !turn.done;
-  el.send.disabled = !online || (!!state.active && !card);
-  el.stop.hidden = !running;
-  el.stop.disabled = !online;
-  // Short enough for a phone's composer: the card says what it asks.
-  el.message.placeholder = card ? "Or answer in words…" : "Write a message…";
-  if (!online) el.send.title = "Not connected";
-  else if (state.active && !card) el.send.title = "Wait for the reply, or stop it";
-  else el.send.removeAttribute("title");
-}
-
-el.stop.addEventListener("click", () => {
-  if (!state.active) return;
-  // Named by its requestId: the server stops it wherever it runs.
-  send({ action: "cancel", requestId: state.active });
-});

@@ -1,0 +1,79 @@
+// A kind's card in the chat: opened by interaction_required inside its
+// turn's bubble, answered with submit_interaction, told its errors by
+// interaction_invalid.
+import { makeCard } from "../card/card.js";
+import { updateComposer } from "./composer.js";
+import { send } from "./socket.js";
+import { NOT_CONNECTED, announce, el, state } from "./state.js";
+import { put, turnFor } from "./turns.js";
+
+export function onInteraction(m) {
+  const d = (m.data && m.data.data) || {};
+  if (!d.interactionId) return;
+  const rid = m.requestId;
+  const existing = state.cards.get(d.interactionId);
+  const t = turnFor(rid);
+  t.parked = true;
+  t.done = false;
+  state.active = rid;
+  updateComposer();
+  if (existing) {
+    // The same card again, after a reconnect: keep what was typed.
+    existing.rid = rid;
+    existing.sessionId = state.sessionId;
+    if (existing.state !== "open") existing.setState("open");
+    return;
+  }
+  const card = chatCard(d, rid, t);
+  state.cards.set(d.interactionId, card);
+  updateComposer();
+  t.el.dataset.parked = "true";
+  put(t, card.el);
+  t.seg = null;
+  const a = document.activeElement;
+  const focusWasIdle = !a || a === document.body || a === el.send;
+  card.el.scrollIntoView({ block: "nearest" });
+  if (focusWasIdle) card.heading.focus({ preventScroll: true });
+  announce("The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
+}
+
+export function onInvalid(m) {
+  const d = (m.data && m.data.data) || {};
+  const card = state.cards.get(d.interactionId) || [...state.cards.values()].find((c) => c.state === "sending");
+  if (!card) return;
+  card.setState("open");
+  card.showErrors(d.errors || [], d.message || "Some fields need attention.");
+}
+
+// chatCard is the card for an interaction_required's data d, in turn t
+// (asked by request rid); what the chat keeps of it rides on the card.
+function chatCard(d, rid, t) {
+  const info = state.kinds.get(d.kind);
+  const card = makeCard(d.kind, d.spec || {}, {
+    id: d.interactionId, reason: d.reason, info,
+    onSubmit: (values) => submitCard(card, { values }),
+    onDecline: () => submitCard(card, { declined: true }),
+    onClose(how, hadFocus) {
+      t.parked = false;
+      delete t.el.dataset.parked;
+      updateComposer();
+      if (card.tool) card.tool.resumed();
+      if (hadFocus) el.message.focus();
+    },
+  });
+  Object.assign(card, {
+    rid, turn: t, sessionId: state.sessionId,
+    toolName: (info && info.toolName) || "request_" + d.kind, callShown: false,
+  });
+  return card;
+}
+
+export function submitCard(card, extra) {
+  card.sent = extra.values;
+  const frame = { action: "submit_interaction", requestId: card.rid, sessionId: state.sessionId || card.sessionId, interactionId: card.id, kind: card.kind, ...extra };
+  if (!state.sessionId || !send(frame)) {
+    card.generalError(NOT_CONNECTED, true);
+    return;
+  }
+  card.setState("sending");
+}

@@ -1,0 +1,36 @@
+// The composer's state: whether Send and Stop may be used, and the card a
+// message would answer in words.
+import { send } from "./socket.js";
+import { el, state } from "./state.js";
+
+// openCard is the card the active turn waits on, if any: a message then
+// answers it in words (send_message's withdrawInteraction).
+export function openCard() {
+  const t = state.active && state.turns.get(state.active);
+  if (!t || !t.parked) return undefined;
+  return [...state.cards.values()].find((c) => c.turn === t && c.state === "open");
+}
+
+export function updateComposer() {
+  const online = !!state.sessionId;
+  const turn = state.active && state.turns.get(state.active);
+  const card = openCard();
+  const running = !!turn && !turn.parked && !turn.done;
+  el.send.disabled = !online || (!!state.active && !card);
+  el.stop.hidden = !running;
+  el.stop.disabled = !online;
+  // Short enough for a phone's composer: the card says what it asks.
+  el.message.placeholder = card ? "Or answer in words…" : "Write a message…";
+  if (!online) el.send.title = "Not connected";
+  else if (state.active && !card) el.send.title = "Wait for the reply, or stop it";
+  else el.send.removeAttribute("title");
+}
+
+// bindStop wires Stop: the active turn, named by its requestId, which the
+// server stops wherever it runs.
+export function bindStop() {
+  el.stop.addEventListener("click", () => {
+    if (!state.active) return;
+    send({ action: "cancel", requestId: state.active });
+  });
+}

@@ -1,0 +1,100 @@
+// The composer: sending a message, answering a card in words, a new conversation.
+import { openCard, updateComposer } from "./composer.js";
+import { userBubble } from "./events.js";
+import { reconnectNow, send } from "./socket.js";
+import { append, el, nextId, save, showNotice, state } from "./state.js";
+import { turnFor } from "./turns.js";
+
+// bindComposer wires the composer, the draft it keeps, and New
+// conversation.
+export function bindComposer() {
+  el.composer.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = el.message.value.trim();
+    const card = openCard();
+    if (!text || !state.sessionId || (state.active && !card)) return;
+    const rid = nextId("msg");
+    const frame = { action: "send_message", requestId: rid, sessionId: state.sessionId, message: text, stream: true };
+    if (card) frame.withdrawInteraction = card.id;
+    if (!send(frame)) return;
+    if (card) card.inWords = true;
+    append(userBubble(text));
+    // What was just sent is in view, wherever the person had scrolled to.
+    el.log.scrollTop = el.log.scrollHeight;
+    state.active = rid;
+    turnFor(rid).asked = text;
+    el.message.value = "";
+    keepDraft();
+    autosize();
+    updateComposer();
+  });
+
+  el.message.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      el.composer.requestSubmit();
+    }
+  });
+
+  el.fresh.addEventListener("blur", disarmFresh);
+  el.message.addEventListener("input", () => {
+    keepDraft();
+    autosize();
+  });
+
+  // The draft kept before a reload is back in the composer.
+  try {
+    const draft = localStorage.getItem(DRAFT_KEY);
+    if (draft && !el.message.value) {
+      el.message.value = draft;
+      autosize();
+    }
+  } catch { /* private mode */ }
+
+  // New conversation asks once more before it clears the view: a stray
+  // click or Enter on the focused button would otherwise lose what is shown.
+  el.fresh.addEventListener("click", () => {
+    if (el.log.querySelector(".msg") && !freshArmed) {
+      el.fresh.textContent = "Start over? Click again";
+      freshArmed = setTimeout(disarmFresh, 4000);
+      return;
+    }
+    disarmFresh();
+    save(null);
+    state.conversationId = null;
+    state.turns.clear();
+    state.cards.clear();
+    state.confirms.clear();
+    state.active = null;
+    state.historyShown = true;
+    for (const node of [...el.log.children]) if (node !== el.empty) node.remove();
+    el.empty.hidden = false;
+    showNotice("");
+    reconnectNow();
+    el.message.focus();
+  });
+}
+
+function disarmFresh() {
+  clearTimeout(freshArmed);
+  freshArmed = 0;
+  el.fresh.textContent = "New conversation";
+}
+
+export function autosize() {
+  el.message.style.height = "auto";
+  el.message.style.height = Math.min(el.message.scrollHeight, 160) + "px";
+}
+
+// A draft outlives a reload, and a reload while offline: it is kept in
+// this browser until it is sent.
+const DRAFT_KEY = "kindkit.draft";
+
+function keepDraft() {
+  try {
+    if (el.message.value.trim()) localStorage.setItem(DRAFT_KEY, el.message.value);
+    else localStorage.removeItem(DRAFT_KEY);
+  } catch { /* private mode: no draft is kept */ }
+}
+
+let freshArmed = 0; // New conversation's second click is awaited till this timer fires
