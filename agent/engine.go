@@ -63,9 +63,10 @@ type Config struct {
 // a turn (Send), parks it on a card, takes the park with its answer
 // (Submit, Confirm: exactly once, through the store) and resumes the turn,
 // shows the card again to a client that comes back (Rejoin), cancels a
-// turn (Cancel, Abort, Withdraw), expires a park at its deadline, drains
-// at shutdown, and holds the leases of running turns, taking over those
-// whose process died. What its turns say goes to their conversation's
+// turn (Cancel, Abort, or a message that withdraws its card), opens
+// conversations and sessions (NewConversation, OpenSession), expires a
+// park at its deadline, drains at shutdown, and holds the leases of
+// running turns, taking over those whose process died. What its turns say goes to their conversation's
 // subscribers (Subscribe), here and in the other processes.
 //
 // Lock order, the one table of the engine's locks (a lock is taken only
@@ -858,18 +859,18 @@ func (e *Engine) Abort(conv, requestID string) {
 // message instead of answering: the model reads what happened.
 const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new message instead of answering; this request was withdrawn."}`
 
-// Withdraw withdraws pending park p because a session other than the one
-// that raised it sent a message: the park ends as a cancel would end it,
-// every subscriber hears its turn's cancelled event, and the history
-// records that the person wrote instead of answering. ok is false when p
-// was not pending any more.
-func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
-	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, e.clock.Now())
-	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg},
-		Outcome: json.RawMessage(withdrawnResult)})
-	if err != nil || !ok {
-		return false, err
-	}
+// withdrawal is the answer that withdraws pending park p, for a message
+// that Send stores in the same write (Message.Withdraw): its tool call's
+// result says the person wrote instead of answering.
+func (e *Engine) withdrawal(p *store.Park, now time.Time) *store.Answer {
+	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, now)
+	return &store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}, Outcome: json.RawMessage(withdrawnResult)}
+}
+
+// withdrawn tells what follows from park p's withdrawal, once it is
+// stored: the park ended, and its turn was cancelled; every subscriber
+// hears its cancelled event.
+func (e *Engine) withdrawn(p *store.Park) {
 	s := e.readState(p)
 	e.parkEnded(p, s, store.ParkCancelled)
 	e.parkTaken(p.ConversationID, p.ID)
@@ -880,7 +881,6 @@ func (e *Engine) Withdraw(ctx context.Context, p *store.Park) (bool, error) {
 		e.metrics.TurnFinished(OutcomeCancelled)
 		e.observe(p.ConversationID, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
 	}
-	return true, nil
 }
 
 // Rejoin shows conversation conv's pending park to a client that joined it

@@ -82,23 +82,22 @@ func scripted(t *testing.T, entries ...agent.ScriptEntry) agent.Model {
 }
 
 func stores(t *testing.T) map[string]func(t *testing.T) store.Store {
-	open := func(dsn string) func(t *testing.T) store.Store {
-		return func(t *testing.T) store.Store {
-			s, err := sqlstore.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		}
-	}
 	return map[string]func(t *testing.T) store.Store{
-		"memory": func(t *testing.T) store.Store { return memstore.New() },
-		"sqlite": func(t *testing.T) store.Store { return open("sqlite:" + filepath.Join(t.TempDir(), "k.db"))(t) },
-		"postgres": func(t *testing.T) store.Store {
-			return open(storetest.PostgresDB(t))(t)
-		},
+		"memory":   func(t *testing.T) store.Store { return memstore.New() },
+		"sqlite":   func(t *testing.T) store.Store { return openStore(t, "sqlite:"+filepath.Join(t.TempDir(), "k.db")) },
+		"postgres": func(t *testing.T) store.Store { return openStore(t, storetest.PostgresDB(t)) },
 	}
+}
+
+// openStore opens the store dsn names until the test ends.
+func openStore(t *testing.T, dsn string) store.Store {
+	t.Helper()
+	s, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // newEngine runs an engine on cfg, with every kind, until the test ends;
@@ -144,9 +143,13 @@ func conversation(t *testing.T, st store.Store, owner string, supports ...string
 	return sess
 }
 
-func history(t *testing.T, st store.Store) []store.Role {
+// history is conversation c1's roles, oldest first.
+func history(t *testing.T, st store.Store) []store.Role { return roles(t, st, "c1") }
+
+// roles is conversation conv's history, oldest first.
+func roles(t *testing.T, st store.Store, conv string) []store.Role {
 	t.Helper()
-	msgs, _, err := st.Messages(context.Background(), "c1", nil, "", 100)
+	msgs, _, err := st.Messages(context.Background(), conv, nil, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

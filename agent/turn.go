@@ -91,8 +91,9 @@ const (
 )
 
 // ErrTurnInProgress is Send's error when a turn of the conversation runs
-// (here or in another process, or waiting to be taken over): a
-// conversation runs one turn at a time, and the message is not stored.
+// (here or in another process, or waiting to be taken over), or waits on
+// a card of the sender's own session that the message does not withdraw:
+// a conversation runs one turn at a time, and the message is not stored.
 var ErrTurnInProgress = errors.New("agent: a turn of the conversation is in progress")
 
 // Message is a person's message, the start of a turn.
@@ -105,6 +106,12 @@ type Message struct {
 	// reading them. When it was touched since, Send stores nothing and
 	// returns ErrTurnInProgress: send again without Made.
 	Made *store.Conversation
+	// Withdraw is the id of the card waiting for the sender's own session
+	// that the message answers in words: the card is withdrawn and the
+	// message starts the next turn. A card of another session is
+	// withdrawn without it (another tab, another person); the sender's
+	// own card without it refuses the message (ErrTurnInProgress).
+	Withdraw string
 }
 
 // Send stores m, a message of session sess, as the start of a turn, calls
@@ -113,20 +120,32 @@ type Message struct {
 // another takes it over (Abort, told that the client went away, aborts
 // it). ack runs before any event of the turn is told, so a caller queues
 // its acknowledgement there. ErrTurnInProgress, with nothing stored, when
-// another turn of the conversation is owed a reply.
+// another turn of the conversation is owed a reply, or when a card waits
+// that the message may not withdraw (Message.Withdraw). What a message
+// does while a card waits is decided in the write that stores it, so a
+// turn that parks meanwhile, here or in another process, is seen.
 func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack func()) error {
 	t := e.newTurn(sess, turnState{RequestID: m.RequestID})
 	msg := t.userMessage(m.Text)
 	l := e.lease(uuid.NewString())
 	record := &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: sess.ConversationID, SessionID: sess.ID,
 		State: store.ParkRunning, Turn: t.state.encode(), Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
-	ok, err := e.cfg.Store.StartTurn(ctx, msg, record, m.Made)
+	waiting := func(p *store.Park) *store.Answer {
+		if p.SessionID == sess.ID && p.ID != m.Withdraw {
+			return nil // the sender's own card: answer it, or withdraw it by name
+		}
+		return e.withdrawal(p, msg.CreatedAt)
+	}
+	withdrawn, ok, err := e.cfg.Store.StartTurn(ctx, msg, record, m.Made, waiting)
 	if err == nil && !ok && m.Made == nil && e.awaitCancelled(ctx, sess.ConversationID) {
-		ok, err = e.cfg.Store.StartTurn(ctx, msg, record, nil)
+		withdrawn, ok, err = e.cfg.Store.StartTurn(ctx, msg, record, nil, waiting)
 	}
 	if err != nil || !ok {
 		t.cancel()
 		return cmp.Or(err, ErrTurnInProgress)
+	}
+	if withdrawn != nil {
+		e.withdrawn(withdrawn)
 	}
 	if m.Made != nil {
 		t.conv, t.log = m.Made, []*store.Message{msg}

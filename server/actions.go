@@ -69,7 +69,6 @@ func (c *conn) internalError(requestID string, err error, what string) {
 }
 
 func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
-	db := c.srv.store
 	if f.KeepTurns {
 		c.keepTurns = true // for the connection: its turns are what it keeps
 	}
@@ -100,17 +99,12 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		c.send(errorEvent(f.RequestID, codeRateLimited, msgTooManyConversations))
 		return
 	}
-	if created {
-		conv = &store.Conversation{ID: newID(), Owner: c.principal.Sub, CreatedAt: time.Now().UTC()}
-		if len(supports) > 0 {
-			conv.Supports = supports
-		}
-	}
-	sess := &store.Session{ID: newID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.engine.AgentName(),
-		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
+	opening := agent.Opening{AgentID: agentID, UserName: f.UserName, ContactEmail: f.UserEmail}
+	var sess *store.Session
 	if created {
 		// A new conversation and its first session are one write.
-		if err := db.CreateConversation(ctx, conv, sess); err != nil {
+		var err error
+		if conv, sess, err = c.srv.engine.NewConversation(ctx, c.principal.Sub, supports, opening); err != nil {
 			c.internalError(f.RequestID, err, "create conversation")
 			return
 		}
@@ -124,7 +118,8 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 				c.srv.log.Warn("store supports", "err", err)
 			}
 		}
-		if err := db.CreateSession(ctx, sess); err != nil {
+		var err error
+		if sess, err = c.srv.engine.OpenSession(ctx, conv.ID, opening); err != nil {
 			c.internalError(f.RequestID, err, "create session")
 			return
 		}
@@ -283,24 +278,11 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 		}
 		m.Made = nil
 	}
-	p, err := c.srv.store.PendingPark(ctx, sess.ConversationID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		c.internalError(requestID, err, "load park")
-		return
-	case p.SessionID == sess.ID && f.Withdraw != p.ID:
-		c.send(inProgress())
-		return
-	default:
-		if _, err := c.srv.engine.Withdraw(ctx, p); err != nil {
-			c.internalError(requestID, err, "withdraw park")
-			return
-		}
-	}
-	// Another session's turn may be running, here or in another process:
-	// the engine refuses a second one, and the message is not stored.
-	err = c.srv.engine.Send(ctx, sess, m, ack)
+	// Another session's turn may be running, here or in another process,
+	// or a card of this session may wait: the engine refuses the message,
+	// and stores nothing. Another session's card it withdraws.
+	m.Withdraw = f.Withdraw
+	err := c.srv.engine.Send(ctx, sess, m, ack)
 	switch {
 	case errors.Is(err, agent.ErrTurnInProgress):
 		c.send(inProgress())

@@ -188,6 +188,12 @@ type Answer struct {
 	Outcome json.RawMessage
 }
 
+// Waiting decides, inside StartTurn's write, what becomes of the park that
+// waits for its answer when a message would start a turn: the Answer that
+// withdraws it, or nil to refuse the turn. It must not block or call the
+// store.
+type Waiting func(pending *Park) *Answer
+
 // Step is one durable step of an owed turn: messages, the turn's state
 // after them, and the conversation's model position, stored together.
 type Step struct {
@@ -235,12 +241,24 @@ type Store interface {
 	// process runs it: when a park or turn of it is owed a reply (or the
 	// conversation does not exist), ok is false and nothing is written.
 	//
+	//
+	// A park that waits for its answer (pending) holds the conversation
+	// too: waiting is asked, inside the write, what becomes of it. The
+	// Answer it returns takes the park (as TakePark would: its State is
+	// ParkCancelled, a withdrawal) in the same atomic write as m and t,
+	// and the taken park is returned as withdrawn; nil refuses the turn
+	// (ok false, nothing written), and so does a nil waiting. So what a
+	// message sent while a card waits does is decided once, whichever
+	// process sends it, however a concurrent answer to the card races it:
+	// when the card was taken first, its resumed turn is owed and ok is
+	// false.
+	//
 	// first, when set, is the conversation as it was made: then the write
 	// also needs nothing to have happened to it since (no message, no
 	// pending park, and first's supports and model position), so a turn
 	// that gets ok knows its conversation and its history without reading
 	// them; ok is false when it was touched or does not exist.
-	StartTurn(ctx context.Context, m *Message, t *Park, first *Conversation) (ok bool, err error)
+	StartTurn(ctx context.Context, m *Message, t *Park, first *Conversation, waiting Waiting) (withdrawn *Park, ok bool, err error)
 	// Messages returns up to limit messages of the given roles, newest
 	// first, older than the message before (all when before is ""), and
 	// whether older ones remain. ErrNotFound when before is not in the

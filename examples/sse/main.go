@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"log"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -31,14 +30,14 @@ import (
 	"github.com/kindkit/kindkit/store/dsn"
 )
 
-// handler is the transport: four routes over an engine and its store.
+// handler is the transport: four routes over an engine, which it only
+// reads the store through (a session, by its id).
 type handler struct {
 	eng *agent.Engine
-	st  store.Store
 }
 
-func newHandler(eng *agent.Engine, st store.Store) http.Handler {
-	h := &handler{eng: eng, st: st}
+func newHandler(eng *agent.Engine) http.Handler {
+	h := &handler{eng: eng}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /conversations", h.create)
 	mux.HandleFunc("GET /conversations/{id}/events", h.events)
@@ -52,9 +51,8 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	conv := &store.Conversation{ID: uuid.NewString(), Supports: in.Supports, CreatedAt: time.Now().UTC()}
-	sess := &store.Session{ID: uuid.NewString(), ConversationID: conv.ID}
-	if err := h.st.CreateConversation(r.Context(), conv, sess); err != nil {
+	conv, sess, err := h.eng.NewConversation(r.Context(), "", in.Supports, agent.Opening{})
+	if err != nil {
 		fail(w, err)
 		return
 	}
@@ -139,17 +137,10 @@ func (h *handler) send(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	switch _, err := h.st.PendingPark(r.Context(), sess.ConversationID); {
-	case err == nil:
-		http.Error(w, "a card waits for its answer", http.StatusConflict)
-		return
-	case !errors.Is(err, store.ErrNotFound):
-		fail(w, err)
-		return
-	}
 	requestID := uuid.NewString()
 	err := h.eng.Send(r.Context(), sess, agent.Message{RequestID: requestID, Text: in.Text}, nil)
 	if errors.Is(err, agent.ErrTurnInProgress) {
+		// A turn runs, or its card waits for the answer: answer it first.
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
@@ -189,7 +180,7 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request, in any) (*stor
 	if !decode(w, r, in) {
 		return nil, false
 	}
-	sess, err := h.st.Session(r.Context(), r.PathValue("id"))
+	sess, err := h.eng.Store().Session(r.Context(), r.PathValue("id"))
 	if errors.Is(err, store.ErrNotFound) {
 		http.NotFound(w, r)
 		return nil, false
@@ -240,5 +231,5 @@ func main() {
 	}
 	defer eng.Close()
 	log.Printf("sse: listening on http://%s", *addr)
-	log.Fatal(http.ListenAndServe(*addr, newHandler(eng, st)))
+	log.Fatal(http.ListenAndServe(*addr, newHandler(eng)))
 }

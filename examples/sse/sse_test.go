@@ -102,7 +102,7 @@ func process(t *testing.T, url string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newHandler(eng, st))
+	srv := httptest.NewServer(newHandler(eng))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

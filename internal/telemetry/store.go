@@ -120,9 +120,9 @@ func (t *timedStore) AppendMessages(ctx context.Context, msgs ...*store.Message)
 	return t.s.AppendMessages(ctx, msgs...)
 }
 
-func (t *timedStore) StartTurn(ctx context.Context, m *store.Message, p *store.Park, first *store.Conversation) (bool, error) {
+func (t *timedStore) StartTurn(ctx context.Context, m *store.Message, p *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
 	defer t.since(opStartTurn, time.Now())
-	return t.s.StartTurn(ctx, m, p, first)
+	return t.s.StartTurn(ctx, m, p, first, waiting)
 }
 
 func (t *timedStore) Messages(ctx context.Context, conversationID string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {

@@ -326,26 +326,37 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*store.Message) error 
 
 // StartTurn looks at every park the store keeps (pending or owed): the
 // memory store is for tests and small deployments.
-func (s *Store) StartTurn(_ context.Context, m *store.Message, t *store.Park, first *store.Conversation) (bool, error) {
+func (s *Store) StartTurn(_ context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[m.ConversationID]
 	switch {
 	case !ok:
-		return false, nil
+		return nil, false, nil
 	case first != nil && (len(c.starts) > 0 || c.pending != "" || c.ModelPos != first.ModelPos || !slices.Equal(c.Supports, first.Supports)):
-		return false, nil
+		return nil, false, nil
 	}
 	for _, p := range s.parks {
 		if p.ConversationID == c.ID && p.Owed {
-			return false, nil
+			return nil, false, nil
 		}
+	}
+	var withdrawn *store.Park
+	if c.pending != "" {
+		var a *store.Answer
+		if waiting != nil {
+			a = waiting(clonePark(s.parks[c.pending]))
+		}
+		if a == nil {
+			return nil, false, nil
+		}
+		withdrawn = s.takeLocked(c, s.parks[c.pending], *a)
 	}
 	cp := clonePark(t)
 	cp.Type, cp.State, cp.Owed, cp.ConversationID = store.ParkTurn, store.ParkRunning, true, c.ID
 	s.parks[cp.ID] = cp
 	s.appendLocked(c, []*store.Message{m})
-	return true, nil
+	return withdrawn, true, nil
 }
 
 // appendLocked appends msgs, which the caller made for conversation c.
@@ -439,6 +450,13 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 	if c == nil {
 		return nil, false, store.ErrNotFound
 	}
+	return s.takeLocked(c, p, a), true, nil
+}
+
+// takeLocked moves pending park p of conversation c to a.State and
+// appends a's messages.
+func (s *Store) takeLocked(c *conversation, p *store.Park, a store.Answer) *store.Park {
+	id := p.ID
 	taken := *p
 	taken.State = a.State
 	if a.Turn != nil {
@@ -461,7 +479,7 @@ func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.P
 		// Nothing is owed: the record is dropped to return its memory.
 		delete(s.parks, id)
 	}
-	return clonePark(p), true, nil
+	return clonePark(p)
 }
 
 // ExpiredParks looks at every park: the memory store is for tests and

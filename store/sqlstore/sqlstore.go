@@ -671,12 +671,14 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 }
 
 // startTurn inserts message $1 to $9 (appendMessageArgs) when its
-// conversation has no park that is owed a reply: a turn runs, or is to be
-// taken over. The conversation's parks are found by its key at the start
-// of an index.
+// conversation has no park that is owed a reply (a turn runs, or is to be
+// taken over) and none that waits for its answer. The conversation's parks
+// are found by its key at the start of an index; the one that waits, by
+// the partial index of pending parks.
 const startTurn = `INSERT INTO messages (` + messageCols + `, ck)
 	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, c.ck FROM conversations c
-	WHERE c.id = $2 AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.owed)`
+	WHERE c.id = $2 AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.owed)
+		AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.state = 'pending')`
 
 // startFirstTurn inserts message $1 to $9 when its conversation has model
 // position $10 and supports $11 (NULL: none; a JSON array is never empty
@@ -698,54 +700,96 @@ var errBusy = errors.New("sqlstore: the conversation is busy")
 // the record, in one transaction. On PostgreSQL the conversation's row is
 // locked first, so that two processes that start a turn of it at once
 // queue up, and the second sees the first's record (its first message
-// too, when both would be the first).
-func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation) (bool, error) {
+// too, when both would be the first). Only when the statement finds the
+// conversation busy is its waiting park read, and taken if waiting says
+// so, before the statement runs again: a message that starts a turn on an
+// idle conversation costs what it did.
+func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
 	args, err := appendMessageArgs(make([]any, 0, 11), m, m.ConversationID)
 	if err != nil {
-		return false, s.wrap("start turn", err)
+		return nil, false, s.wrap("start turn", err)
 	}
 	query := startTurn
 	if first != nil {
 		supports, err := jsonText(first.Supports)
 		if err != nil {
-			return false, s.wrap("start turn", err)
+			return nil, false, s.wrap("start turn", err)
 		}
 		query, args = startFirstTurn, append(args, first.ModelPos, supports)
 	}
 	until, err := nanos(t.LeaseUntil)
 	if err != nil {
-		return false, s.wrap("start turn", err)
+		return nil, false, s.wrap("start turn", err)
 	}
 	created, err := nanos(t.CreatedAt)
 	if err != nil {
-		return false, s.wrap("start turn", err)
+		return nil, false, s.wrap("start turn", err)
 	}
+	var withdrawn *store.Park
 	err = s.write(ctx, true, func(tx executor) error {
+		withdrawn = nil // a group commit may run it again
 		if s.dialect == dialectPostgres {
 			var one int
 			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, m.ConversationID).Scan(&one); err != nil {
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, query, args...)
+		inserted, err := insertOne(ctx, tx, query, args...)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return errBusy
+		if !inserted {
+			if first != nil || waiting == nil {
+				return errBusy
+			}
+			if withdrawn, err = s.withdrawIn(ctx, tx, m.ConversationID, waiting); err != nil {
+				return err
+			}
+			if inserted, err = insertOne(ctx, tx, query, args...); err != nil {
+				return err
+			} else if !inserted {
+				return errBusy // a turn is owed a reply as well
+			}
 		}
 		_, err = tx.ExecContext(ctx, insertTurn, t.ID, m.ConversationID, t.SessionID, string(t.Turn), t.LeaseOwner, until, created)
 		return err
 	})
 	switch {
 	case errors.Is(err, errBusy), errors.Is(err, sql.ErrNoRows):
-		return false, nil
+		return nil, false, nil
 	case err != nil:
-		return false, s.wrap("start turn", err)
+		return nil, false, s.wrap("start turn", err)
 	}
-	return true, nil
+	return withdrawn, true, nil
+}
+
+// insertOne runs an INSERT … SELECT that adds one row when its conditions
+// hold; inserted says whether they did.
+func insertOne(ctx context.Context, ex executor, query string, args ...any) (inserted bool, err error) {
+	res, err := ex.ExecContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// withdrawIn takes conversation conv's pending park, inside a StartTurn's
+// transaction, when waiting answers it; errBusy when no park waits (the
+// conversation is busy with a turn) or waiting refuses.
+func (s *Store) withdrawIn(ctx context.Context, ex executor, conv string, waiting store.Waiting) (*store.Park, error) {
+	p, err := scanPark(ex.QueryRowContext(ctx, pendingPark, conv))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errBusy
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := waiting(p)
+	if a == nil {
+		return nil, errBusy
+	}
+	return s.takeIn(ctx, ex, p.ID, *a)
 }
 
 func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
@@ -935,6 +979,23 @@ func (s *Store) PendingPark(ctx context.Context, id string) (*store.Park, error)
 // database lets exactly one change the row, and its answer is stored with
 // it or not at all.
 func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
+	var p *store.Park
+	err := s.write(ctx, len(a.Messages) > 0, func(ex executor) (err error) {
+		p, err = s.takeIn(ctx, ex, id, a)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.wrap("take park", err)
+	}
+	return p, true, nil
+}
+
+// takeIn moves pending park id to a.State and appends a's messages, with
+// ex; sql.ErrNoRows when the park is not pending.
+func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answer) (*store.Park, error) {
 	var turn any
 	if a.Turn != nil {
 		turn = string(a.Turn)
@@ -944,7 +1005,7 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 	if a.Lease != nil {
 		var err error
 		if until, err = nanos(a.Lease.Until); err != nil {
-			return nil, false, s.wrap("take park", err)
+			return nil, err
 		}
 		owner = a.Lease.Owner
 	}
@@ -952,22 +1013,12 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 	if a.Outcome != nil {
 		outcome = string(a.Outcome)
 	}
-	var p *store.Park
-	err := s.write(ctx, len(a.Messages) > 0, func(ex executor) (err error) {
-		p, err = scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6, outcome = $7
-			WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until, outcome))
-		if err != nil {
-			return err
-		}
-		return s.insertAll(ctx, ex, p.ConversationID, a.Messages)
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
-	}
+	p, err := scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6, outcome = $7
+		WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until, outcome))
 	if err != nil {
-		return nil, false, s.wrap("take park", err)
+		return nil, err
 	}
-	return p, true, nil
+	return p, s.insertAll(ctx, ex, p.ConversationID, a.Messages)
 }
 
 // SaveStep updates the owed park only while l holds it, then appends the

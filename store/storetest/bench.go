@@ -44,8 +44,8 @@ func Cycle(ctx context.Context, s store.Store, id string) error {
 		return err
 	}
 	started := store.Lease{ParkID: id + "-t", Owner: "bench", Until: now.Add(time.Minute)}
-	if ok, err := s.StartTurn(ctx, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
-		Text: "I want to upgrade my plan", CreatedAt: now}, turnRecord(id, started), conv); err != nil || !ok {
+	if _, ok, err := s.StartTurn(ctx, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
+		Text: "I want to upgrade my plan", CreatedAt: now}, turnRecord(id, started), conv, nil); err != nil || !ok {
 		return cmp.Or(err, errors.New("StartTurn on a new conversation: not ok"))
 	}
 	call := store.ToolCall{ID: id + "-call", Name: "raise_choices", Arguments: string(cycleSpec)}
@@ -134,7 +134,7 @@ func BenchOps(b *testing.B, open func(b *testing.B) store.Store) {
 		}, func(s store.Store, i int) error {
 			c := "c" + strconv.Itoa(i)
 			l := store.Lease{ParkID: c + "-t", Owner: "bench", Until: time.Now().Add(time.Minute)}
-			ok, err := s.StartTurn(ctx, msg(c, c+"-m", store.RoleUser), turnRecord(c, l), &store.Conversation{ID: c, Supports: []string{"choice_chips"}})
+			_, ok, err := s.StartTurn(ctx, msg(c, c+"-m", store.RoleUser), turnRecord(c, l), &store.Conversation{ID: c, Supports: []string{"choice_chips"}}, nil)
 			if err == nil && !ok {
 				err = store.ErrNotFound
 			}

@@ -47,6 +47,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MessagesPaging", testMessagesPaging},
 		{"MessagesErrors", testMessagesErrors},
 		{"StartTurn", testStartTurn},
+		{"StartTurnWhileWaiting", testStartTurnWhileWaiting},
+		{"StartTurnRacesTake", testStartTurnRacesTake},
 		{"StartFirstTurn", testStartFirstTurn},
 		{"ParkRoundTrip", testParkRoundTrip},
 		{"ParkReplaced", testParkReplaced},
@@ -455,8 +457,8 @@ func testStartFirstTurn(t *testing.T, s store.Store) {
 	first := func(c *store.Conversation, id string) bool {
 		t.Helper()
 		l := store.Lease{ParkID: "t-" + c.ID + "-" + id, Owner: "me", Until: at(60)}
-		ok, err := s.StartTurn(ctx, &store.Message{ID: id, ConversationID: c.ID, Role: store.RoleUser, Text: "hi ✓", CreatedAt: at(1)},
-			turnRecord(c.ID, l), c)
+		_, ok, err := s.StartTurn(ctx, &store.Message{ID: id, ConversationID: c.ID, Role: store.RoleUser, Text: "hi ✓", CreatedAt: at(1)},
+			turnRecord(c.ID, l), c, nil)
 		must(t, err)
 		return ok
 	}
@@ -521,8 +523,8 @@ func testStartTurn(t *testing.T, s store.Store) {
 	start := func(msg, turn string, until time.Time) bool {
 		t.Helper()
 		l := store.Lease{ParkID: turn, Owner: "me", Until: until}
-		ok, err := s.StartTurn(ctx, &store.Message{ID: msg, ConversationID: "c1", Role: store.RoleUser, Text: msg, CreatedAt: at(1)},
-			turnRecord("c1", l), nil)
+		_, ok, err := s.StartTurn(ctx, &store.Message{ID: msg, ConversationID: "c1", Role: store.RoleUser, Text: msg, CreatedAt: at(1)},
+			turnRecord("c1", l), nil, nil)
 		must(t, err)
 		return ok
 	}
@@ -588,9 +590,129 @@ func testStartTurn(t *testing.T, s store.Store) {
 	if !start("m3", "t3", at(600)) {
 		t.Error("StartTurn after the resumed turn ended = false")
 	}
-	if ok, err := s.StartTurn(ctx, &store.Message{ID: "m", ConversationID: "nope", Role: store.RoleUser, CreatedAt: at(1)},
-		turnRecord("nope", store.Lease{ParkID: "tn", Owner: "me", Until: at(60)}), nil); err != nil || ok {
+	if _, ok, err := s.StartTurn(ctx, &store.Message{ID: "m", ConversationID: "nope", Role: store.RoleUser, CreatedAt: at(1)},
+		turnRecord("nope", store.Lease{ParkID: "tn", Owner: "me", Until: at(60)}), nil, nil); err != nil || ok {
 		t.Errorf("StartTurn of an unknown conversation = %v, %v; want false", ok, err)
+	}
+}
+
+// StartTurn while a card waits asks waiting what becomes of it: refused,
+// nothing is written; withdrawn, the card's take, its messages, the
+// message and the turn's record are one write.
+func testStartTurnWhileWaiting(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	msgs := func() []string {
+		t.Helper()
+		ms, _, err := s.Messages(ctx, "c1", nil, "", 100)
+		must(t, err)
+		var ids []string
+		for i := len(ms) - 1; i >= 0; i-- {
+			ids = append(ids, ms[i].ID)
+		}
+		return ids
+	}
+	start := func(id string, waiting store.Waiting) (*store.Park, bool) {
+		t.Helper()
+		l := store.Lease{ParkID: "t-" + id, Owner: "me", Until: at(60)}
+		w, ok, err := s.StartTurn(ctx, &store.Message{ID: id, ConversationID: "c1", Role: store.RoleUser, Text: id, CreatedAt: at(1)},
+			turnRecord("c1", l), nil, waiting)
+		must(t, err)
+		return w, ok
+	}
+	if _, ok := start("m1", nil); !ok {
+		t.Fatal("StartTurn on an idle conversation = false")
+	}
+	if _, err := s.SavePark(ctx, newPark("c1", "p1", at(400)), &store.Lease{ParkID: "t-m1", Owner: "me", Until: at(60)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := start("m2", nil); ok {
+		t.Error("StartTurn with no waiting while a card waits = true")
+	}
+	var asked []string
+	if _, ok := start("m2", func(p *store.Park) *store.Answer { asked = append(asked, p.ID); return nil }); ok {
+		t.Error("StartTurn that waiting refused = true")
+	}
+	if d := cmp.Diff([]string{"p1"}, asked); d != "" {
+		t.Errorf("waiting was asked about (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"m1"}, msgs()); d != "" {
+		t.Errorf("a refused StartTurn wrote messages (-want +got):\n%s", d)
+	}
+	if _, err := s.PendingPark(ctx, "c1"); err != nil {
+		t.Errorf("the card after a refused StartTurn: %v, want it pending", err)
+	}
+
+	withdraw := func(p *store.Park) *store.Answer {
+		return &store.Answer{State: store.ParkCancelled, Outcome: json.RawMessage(`{"status":"withdrawn"}`),
+			Messages: []*store.Message{{ID: "tool-" + p.ID, ConversationID: p.ConversationID, Role: store.RoleTool, Text: "withdrawn", CreatedAt: at(2)}}}
+	}
+	w, ok := start("m2", withdraw)
+	if !ok || w == nil || w.ID != "p1" || w.State != store.ParkCancelled {
+		t.Fatalf("StartTurn that withdraws = %+v, %v; want p1, cancelled, ok", w, ok)
+	}
+	if _, err := s.PendingPark(ctx, "c1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the card after it was withdrawn: %v, want ErrNotFound", err)
+	}
+	if d := cmp.Diff([]string{"m1", "tool-p1", "m2"}, msgs()); d != "" {
+		t.Errorf("the history after a withdrawal (-want +got):\n%s", d)
+	}
+	ended, err := s.EndedParks(ctx, "c1", time.Time{}, "", 10)
+	must(t, err)
+	if len(ended) != 1 || ended[0].ID != "p1" || string(ended[0].Outcome) != `{"status":"withdrawn"}` {
+		t.Errorf("EndedParks after a withdrawal = %+v, want p1 with its outcome", ended)
+	}
+	// The new turn is owed its reply: no third turn starts, whatever
+	// waiting says.
+	if _, ok := start("m3", withdraw); ok {
+		t.Error("StartTurn while the new turn is owed = true")
+	}
+}
+
+// A message that would withdraw a card races an answer that takes it:
+// exactly one wins, in every process. When the answer wins, its resumed
+// turn is owed and the message is refused; when the withdrawal wins, the
+// answer finds nothing to take.
+func testStartTurnRacesTake(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	const rounds = 20
+	for i := range rounds {
+		conv := fmt.Sprintf("race-%d", i)
+		newConv(t, s, conv)
+		if _, err := s.SavePark(ctx, newPark(conv, conv+"-p", at(400)), nil); err != nil {
+			t.Fatal(err)
+		}
+		var took, started bool
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			l := store.Lease{ParkID: conv + "-p", Owner: "answer", Until: at(60)}
+			_, ok, err := s.TakePark(ctx, conv+"-p", store.Answer{State: store.ParkResolved, Lease: &l})
+			if err != nil {
+				t.Error(err)
+			}
+			took = ok
+		}()
+		go func() {
+			defer wg.Done()
+			l := store.Lease{ParkID: conv + "-t", Owner: "message", Until: at(60)}
+			_, ok, err := s.StartTurn(ctx, &store.Message{ID: conv + "-m", ConversationID: conv, Role: store.RoleUser, CreatedAt: at(1)},
+				turnRecord(conv, l), nil, func(*store.Park) *store.Answer { return &store.Answer{State: store.ParkCancelled} })
+			if err != nil {
+				t.Error(err)
+			}
+			started = ok
+		}()
+		wg.Wait()
+		if took == started {
+			t.Fatalf("round %d: the answer took the card: %v; the message started a turn: %v; want exactly one", i, took, started)
+		}
+		ms, _, err := s.Messages(ctx, conv, nil, "", 10)
+		must(t, err)
+		if want := map[bool]int{true: 1, false: 0}[started]; len(ms) != want {
+			t.Errorf("round %d: %d messages stored, want %d", i, len(ms), want)
+		}
 	}
 }
 

@@ -68,9 +68,9 @@ func (w *Writes) AppendMessages(ctx context.Context, msgs ...*store.Message) err
 	return w.Store.AppendMessages(ctx, msgs...)
 }
 
-func (w *Writes) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation) (bool, error) {
+func (w *Writes) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
 	w.note("StartTurn")
-	return w.Store.StartTurn(ctx, m, t, first)
+	return w.Store.StartTurn(ctx, m, t, first, waiting)
 }
 
 func (w *Writes) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
