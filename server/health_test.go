@@ -59,29 +59,39 @@ func TestHealth(t *testing.T) {
 	}
 }
 
-// TestAllowedOrigins: with AllowedOrigins set, a page from another origin
-// cannot open a socket; an allowed one, the server's own page and a client
-// that sends no Origin can.
+// TestAllowedOrigins: a browser page from another origin cannot open a
+// socket, unless AllowedOrigins names it ("*": any); the server's own page
+// and a client that sends no Origin always can.
 func TestAllowedOrigins(t *testing.T) {
-	s := servertest.Start(t, servertest.Config{Model: demo.Model{}, AllowedOrigins: []string{"chat.example.com"}}, nil)
-	for origin, want := range map[string]int{"https://chat.example.com": 101, "https://evil.example": 403, "": 101,
-		"http://" + s.Addr(): 101} { // the server's own page
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		h := http.Header{}
-		if origin != "" {
-			h.Set("Origin", origin)
-		}
-		ws, res, err := websocket.Dial(ctx, s.WS(), &websocket.DialOptions{HTTPHeader: h})
-		cancel()
-		got := 0
-		if res != nil {
-			got = res.StatusCode
-		}
-		if got != want {
-			t.Errorf("Origin %q: status %d (%v), want %d", origin, got, err, want)
-		}
-		if ws != nil {
-			ws.CloseNow()
+	for _, c := range []struct {
+		allowed []string
+		want    map[string]int // by Origin
+	}{
+		{nil, map[string]int{"https://chat.example.com": 403, "https://evil.example": 403, "http://localhost:3000": 403}},
+		{[]string{"chat.example.com"}, map[string]int{"https://chat.example.com": 101, "https://evil.example": 403}},
+		{[]string{"*"}, map[string]int{"https://chat.example.com": 101, "https://evil.example": 101, "http://localhost:3000": 101}},
+	} {
+		s := servertest.Start(t, servertest.Config{Model: demo.Model{}, AllowedOrigins: c.allowed}, nil)
+		c.want[""] = 101
+		c.want["http://"+s.Addr()] = 101 // the server's own page
+		for origin, want := range c.want {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			h := http.Header{}
+			if origin != "" {
+				h.Set("Origin", origin)
+			}
+			ws, res, err := websocket.Dial(ctx, s.WS(), &websocket.DialOptions{HTTPHeader: h})
+			cancel()
+			got := 0
+			if res != nil {
+				got = res.StatusCode
+			}
+			if got != want {
+				t.Errorf("allowed %q, Origin %q: status %d (%v), want %d", c.allowed, origin, got, err, want)
+			}
+			if ws != nil {
+				ws.CloseNow()
+			}
 		}
 	}
 }

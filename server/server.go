@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,11 +30,13 @@ type Options struct {
 	// AuthRules, with AuthSecret, are the audience and issuer a token must
 	// name.
 	AuthRules TokenRules
-	// AllowedOrigins, when set, are the host patterns (path.Match syntax,
-	// as coder/websocket's OriginPatterns) whose pages may open a socket;
-	// a browser page from any other origin is refused with 403. The
-	// server's own origin and clients that send no Origin (not browsers)
-	// are not affected. Empty: every origin, as before.
+	// AllowedOrigins are the host patterns (path.Match syntax, as
+	// coder/websocket's OriginPatterns) whose browser pages may open a
+	// socket besides the server's own; "*" allows every origin. A page
+	// from any other origin is refused with 403: otherwise any web page
+	// could drive the agent, and spend its model, through its visitors'
+	// browsers. Clients that send no Origin (not browsers) are not
+	// affected. Empty: the server's own origin only.
 	AllowedOrigins []string
 	// FrameRate and FrameBurst bound the frames one connection may send
 	// (per second, and at once): a frame over the bound is answered with
@@ -165,7 +168,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many connections", http.StatusServiceUnavailable)
 		return
 	}
-	opts := &websocket.AcceptOptions{InsecureSkipVerify: len(s.opts.AllowedOrigins) == 0, OriginPatterns: s.opts.AllowedOrigins}
+	opts := &websocket.AcceptOptions{InsecureSkipVerify: slices.Contains(s.opts.AllowedOrigins, "*"), OriginPatterns: s.opts.AllowedOrigins}
 	cw := &cork.Writer{ResponseWriter: w}
 	ws, err := websocket.Accept(cw, r, opts)
 	if err != nil {

@@ -81,7 +81,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	audience := fs.String("auth-audience", "", "with -auth-secret: the aud a token must name")
 	issuer := fs.String("auth-issuer", "", "with -auth-secret: the iss a token must carry")
-	origins := fs.String("allowed-origins", "", "comma-separated host `PATTERNS` (path.Match syntax, e.g. example.com,*.example.com) whose browser pages may open a socket; empty allows every origin")
+	origins := fs.String("allowed-origins", "", "comma-separated host `PATTERNS` (path.Match syntax, e.g. example.com,*.example.com) whose browser pages may open a socket besides the server's own; * allows every origin; empty, the server's own only")
 	frameRate := fs.Float64("frame-rate", 20, "frames per second one connection may send (beyond -frame-burst); more are answered RATE_LIMITED; negative: no bound")
 	frameBurst := fs.Int("frame-burst", 40, "frames one connection may send at once")
 	maxConns := fs.Int("max-connections", 10000, "open sockets at most; an upgrade over it gets 503")
