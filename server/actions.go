@@ -106,6 +106,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 			conv.Supports = supports
 		}
 	}
+	// The participant ids are plain columns, no keys: they stay v4.
 	sess := &store.Session{ID: newID(), ConversationID: conv.ID, AgentID: agentID, AgentName: c.srv.engine.AgentName(),
 		UserName: f.UserName, ContactEmail: f.UserEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
 	if created {
@@ -253,7 +254,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	}
 	requestID := f.RequestID
 	if requestID == "" {
-		requestID = uuid.NewString()
+		requestID = uuid.NewString() // a wire correlation id, kept in no index: stays v4
 	}
 	sess, ok := c.loadSession(ctx, f.SessionID, requestID, func() event { return errorEvent(requestID, codeSessionNotFound, "Session not found") })
 	if !ok {

@@ -4,13 +4,15 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/kindkit/kindkit/store"
 )
 
-// newID is a canonical lower-case UUIDv4, as the reference schemas require
-// of conversation and session ids (format: uuid). Its 122 random bits come
-// from crypto/rand: without auth, a conversation id is the bearer secret of
-// its conversation.
-func newID() string { return uuid.NewString() }
+// newID is the key of a new conversation or session: store.NewID, a
+// canonical lower-case UUIDv7, as the reference schemas require of their
+// ids (format: uuid). Its 74 random bits come from crypto/rand: without
+// auth, a conversation id is the bearer secret of its conversation.
+func newID() string { return store.NewID() }
 
 // idForms are the stored ids a client's id may name, in the order to try
 // them: a UUID in any case or hyphenation is its canonical form, then its

@@ -52,8 +52,8 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	conv := &store.Conversation{ID: uuid.NewString(), Supports: in.Supports, CreatedAt: time.Now().UTC()}
-	sess := &store.Session{ID: uuid.NewString(), ConversationID: conv.ID}
+	conv := &store.Conversation{ID: store.NewID(), Supports: in.Supports, CreatedAt: time.Now().UTC()}
+	sess := &store.Session{ID: store.NewID(), ConversationID: conv.ID}
 	if err := h.st.CreateConversation(r.Context(), conv, sess); err != nil {
 		fail(w, err)
 		return
@@ -147,7 +147,7 @@ func (h *handler) send(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	requestID := uuid.NewString()
+	requestID := uuid.NewString() // names the turn on its events, no key: v4
 	err := h.eng.Send(r.Context(), sess, agent.Message{RequestID: requestID, Text: in.Text}, nil)
 	if errors.Is(err, agent.ErrTurnInProgress) {
 		http.Error(w, err.Error(), http.StatusConflict)
