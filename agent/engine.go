@@ -149,6 +149,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.AgentName == "" {
 		cfg.AgentName = "kindkit"
 	}
+	// The owner names this process on its leases; it is no key: v4.
 	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),
 		tracer: cfg.TracerProvider.Tracer(tracerName), metrics: cfg.Metrics,
 		runSpanName: "invoke_agent " + cfg.AgentName, chatSpanName: "chat",
@@ -762,7 +763,7 @@ func cardOutcome(p *store.Park, state store.ParkState, r Result) json.RawMessage
 
 // toolMessage is the history entry of a tool call's result.
 func toolMessage(conversationID string, call store.ToolCall, r Result, now time.Time) *store.Message {
-	return &store.Message{ID: uuid.NewString(), ConversationID: conversationID, Role: store.RoleTool, Text: r.Text,
+	return &store.Message{ID: store.NewID(), ConversationID: conversationID, Role: store.RoleTool, Text: r.Text,
 		ToolCallID: call.ID, ToolName: call.Name, IsError: r.IsError, CreatedAt: now.UTC()}
 }
 

@@ -18,16 +18,16 @@ type Opening struct {
 
 // NewConversation stores a new conversation of owner ("" for anonymous),
 // whose client declared supports (nil for none), and its first session,
-// in one write. The engine names both with canonical lower-case UUIDv4s,
-// as the reference schemas require (format: uuid): their 122 random bits
-// come from crypto/rand, since without auth a conversation's id is the
-// bearer secret of the conversation. Its first message may pass the
-// conversation as Message.Made.
+// in one write. The engine names both with store.NewID: canonical
+// lower-case UUIDs, as the reference schemas require (format: uuid), whose
+// 74 random bits come from crypto/rand, since without auth a
+// conversation's id is the bearer secret of the conversation. Its first
+// message may pass the conversation as Message.Made.
 func (e *Engine) NewConversation(ctx context.Context, owner string, supports []string, o Opening) (*store.Conversation, *store.Session, error) {
 	if len(supports) == 0 {
 		supports = nil // stored as none, never as an empty set
 	}
-	conv := &store.Conversation{ID: uuid.NewString(), Owner: owner, Supports: supports, CreatedAt: e.clock.Now().UTC()}
+	conv := &store.Conversation{ID: store.NewID(), Owner: owner, Supports: supports, CreatedAt: e.clock.Now().UTC()}
 	sess := e.newSession(conv.ID, o)
 	if err := e.cfg.Store.CreateConversation(ctx, conv, sess); err != nil {
 		return nil, nil, err
@@ -45,6 +45,7 @@ func (e *Engine) OpenSession(ctx context.Context, conv string, o Opening) (*stor
 }
 
 func (e *Engine) newSession(conv string, o Opening) *store.Session {
-	return &store.Session{ID: uuid.NewString(), ConversationID: conv, AgentID: o.AgentID, AgentName: e.cfg.AgentName,
+	// The participant ids are plain columns, no keys: they stay v4.
+	return &store.Session{ID: store.NewID(), ConversationID: conv, AgentID: o.AgentID, AgentName: e.cfg.AgentName,
 		UserName: o.UserName, ContactEmail: o.ContactEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
 }

@@ -127,7 +127,7 @@ type Message struct {
 func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack func()) error {
 	t := e.newTurn(sess, turnState{RequestID: m.RequestID})
 	msg := t.userMessage(m.Text)
-	l := e.lease(uuid.NewString())
+	l := e.lease(store.NewID()) // the running turn's park
 	record := &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: sess.ConversationID, SessionID: sess.ID,
 		State: store.ParkRunning, Turn: t.state.encode(), Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
 	waiting := func(p *store.Park) *store.Answer {
@@ -213,7 +213,7 @@ type waiting struct {
 }
 
 func (t *turn) userMessage(text string) *store.Message {
-	return &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
+	return &store.Message{ID: store.NewID(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
 		Text: text, CreatedAt: t.eng.clock.Now().UTC()}
 }
 
@@ -285,7 +285,7 @@ func (t *turn) endedMessage(failed bool) *store.Message {
 }
 
 func endedMessage(conv, said string, failed bool, now time.Time) *store.Message {
-	return &store.Message{ID: uuid.NewString(), ConversationID: conv, Role: store.RoleEnded, Text: said, IsError: failed, CreatedAt: now.UTC()}
+	return &store.Message{ID: store.NewID(), ConversationID: conv, Role: store.RoleEnded, Text: said, IsError: failed, CreatedAt: now.UTC()}
 }
 
 func (t *turn) setLease(l *store.Lease) {
@@ -559,11 +559,13 @@ func (t *turn) run() {
 		t.state.Usage = t.state.Usage.Add(resp.Usage)
 		for i := range resp.ToolCalls {
 			if resp.ToolCalls[i].ID == "" {
+				// A tool call id is no key (it is kept in the message's
+				// JSON), and models have seen this form: it stays v4.
 				resp.ToolCalls[i].ID = "call-" + uuid.NewString()
 			}
 		}
 		if resp.Text != "" || len(resp.ToolCalls) > 0 {
-			step.Messages = []*store.Message{{ID: uuid.NewString(), ConversationID: conv.ID,
+			step.Messages = []*store.Message{{ID: store.NewID(), ConversationID: conv.ID,
 				Role: store.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, CreatedAt: e.clock.Now().UTC()}}
 		}
 		if len(resp.ToolCalls) == 0 {
@@ -636,7 +638,7 @@ func (t *turn) conversation() (*store.Conversation, error) {
 // complete stores the model's last words and the reply as the turn's last
 // step and sends the reply.
 func (t *turn) complete(step store.Step) {
-	reply := &store.Message{ID: uuid.NewString(), ConversationID: t.session.ConversationID, Role: store.RoleReply,
+	reply := &store.Message{ID: store.NewID(), ConversationID: t.session.ConversationID, Role: store.RoleReply,
 		Text: t.state.Text, CreatedAt: t.eng.clock.Now().UTC()}
 	step.Messages = append(step.Messages, reply)
 	step.Done = true
@@ -856,7 +858,7 @@ func (t *turn) park(p *store.Park) (bool, error) {
 	t.raised = nil
 	st := e.cfg.Store
 	if p.ID == "" {
-		p.ID = uuid.NewString()
+		p.ID = store.NewID()
 	}
 	p.ConversationID = t.session.ConversationID
 	p.SessionID = t.session.ID

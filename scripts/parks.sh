@@ -13,7 +13,9 @@
 # Environment: PARKS (default 0,1000,100000,1000000), RESUMES (default
 # 500), DIAL_C (resumes at once, default 10), KINDKIT_ADDR (kindserver's
 # address, loopback), KINDKIT_TEST_POSTGRES (a cluster to use instead of
-# scripts/postgres.sh's), STORES (default "sqlite postgres"). The SQLite file
+# scripts/postgres.sh's), STORES (default "sqlite postgres"), FILL_IDS (the
+# filled rows' ids: v7, the default, as kindkit makes them; v4, random, as
+# a store made by kindkit before its keys were time-ordered). The SQLite file
 # (about 3 KB a park) is in a temporary directory, removed on exit; the
 # PostgreSQL database is dropped on exit. Exit status 1 when a run failed.
 set -euo pipefail
@@ -23,6 +25,7 @@ export PATH="$PATH:/usr/local/go/bin"
 PARKS=${PARKS:-0,1000,100000,1000000}
 RESUMES=${RESUMES:-500}
 DIAL_C=${DIAL_C:-10}
+FILL_IDS=${FILL_IDS:-v7}
 STORES=${STORES:-sqlite postgres}
 KINDKIT_ADDR=${KINDKIT_ADDR:-127.0.0.1:18797}
 case $KINDKIT_ADDR in
@@ -58,9 +61,9 @@ failures=0
 # parks NAME DSN runs kindload's parks mode on the store DSN.
 parks() {
   echo
-  echo "== $1: kindload -parks $PARKS -resumes $RESUMES -dial-c $DIAL_C ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "== $1: kindload -parks $PARKS -resumes $RESUMES -dial-c $DIAL_C -fill-ids $FILL_IDS ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
   local code=0
-  "$tmp/kindload" -parks "$PARKS" -resumes "$RESUMES" -dial-c "$DIAL_C" -store "$2" -server "$tmp/kindserver" -addr "$KINDKIT_ADDR" &
+  "$tmp/kindload" -parks "$PARKS" -resumes "$RESUMES" -dial-c "$DIAL_C" -fill-ids "$FILL_IDS" -store "$2" -server "$tmp/kindserver" -addr "$KINDKIT_ADDR" &
   kl=$!
   wait "$kl" || code=$?
   kl=

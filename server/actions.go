@@ -248,7 +248,7 @@ func (c *conn) sendMessage(ctx context.Context, f *frame) {
 	}
 	requestID := f.RequestID
 	if requestID == "" {
-		requestID = uuid.NewString()
+		requestID = uuid.NewString() // a wire correlation id, kept in no index: stays v4
 	}
 	sess, ok := c.loadSession(ctx, f.SessionID, requestID, func() event { return errorEvent(requestID, codeSessionNotFound, "Session not found") })
 	if !ok {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -39,6 +40,11 @@ const referenceSpec = "../../shared/reference/spec"
 // frames, with only the allowances below; one that asked for an extension
 // may get that extension's additions, and nothing else beyond them. Any
 // other difference fails the package's tests.
+//
+// The gate also checks the ids the server mints (mintedIDs): a new
+// session's and conversation's, a new card's interactionId, a new message's
+// id. Each is a key of the store, and must be a UUIDv7 (store.NewID), so
+// that the store's indexes grow at their end; a random UUIDv4 fails it.
 
 // allowance is one difference from the reference schemas that the gate lets
 // pass, either because the reference servers themselves send it (source
@@ -133,6 +139,8 @@ type wireGate struct {
 	extensionEvents int                        // of them, kindkit's events (extensionEvents)
 	used            map[int]int                // allowance index → times it let a difference pass
 	sent            map[string]map[string]bool // field → the string values clients sent as it
+	minted          map[string]int             // field → ids the server minted as it, checked to be UUIDv7
+	seen            map[string]bool            // ids of cards and messages already checked
 	violations      []string
 }
 
@@ -140,6 +148,7 @@ type wireGate struct {
 type gateConn struct {
 	ext     map[string]bool   // the extensions it asked for
 	actions map[string]string // requestId → the action last read with it
+	resumes map[string]bool   // requestId → it asked for a conversation by id
 	recent  []string          // its last frames, in and out, for a report
 }
 
@@ -173,7 +182,7 @@ func loadWireGate(dir string) (*wireGate, error) {
 		return nil, fmt.Errorf("wire gate: reading %s: %w", dir, err)
 	}
 	g := &wireGate{events: map[string]*jsonschema.Schema{}, responses: map[string]*jsonschema.Schema{}, files: map[string]string{},
-		conns: map[any]*gateConn{}, used: map[int]int{}, sent: map[string]map[string]bool{}}
+		conns: map[any]*gateConn{}, used: map[int]int{}, sent: map[string]map[string]bool{}, minted: map[string]int{}, seen: map[string]bool{}}
 	if g.envelope, err = c.Compile(ids["envelope.schema.json"] + "#/$defs/EventEnvelope"); err != nil {
 		return nil, err
 	}
@@ -219,7 +228,7 @@ func (g *wireGate) see(conn any, in bool, data []byte) {
 	defer g.mu.Unlock()
 	gc := g.conns[conn]
 	if gc == nil {
-		gc = &gateConn{ext: map[string]bool{}, actions: map[string]string{}}
+		gc = &gateConn{ext: map[string]bool{}, actions: map[string]string{}, resumes: map[string]bool{}}
 		g.conns[conn] = gc
 	}
 	dir := "<<< "
@@ -244,9 +253,10 @@ func (g *wireGate) see(conn any, in bool, data []byte) {
 // a requestId belongs to, and the strings it sent.
 func (g *wireGate) read(gc *gateConn, data []byte) {
 	var f struct {
-		Action    string          `json:"action"`
-		RequestID string          `json:"requestId"`
-		Supports  json.RawMessage `json:"supports"`
+		Action         string          `json:"action"`
+		RequestID      string          `json:"requestId"`
+		ConversationID string          `json:"conversationId"`
+		Supports       json.RawMessage `json:"supports"`
 	}
 	var fields map[string]any
 	if json.Unmarshal(data, &f) != nil || json.Unmarshal(data, &fields) != nil {
@@ -261,6 +271,7 @@ func (g *wireGate) read(gc *gateConn, data []byte) {
 		}
 	}
 	gc.actions[f.RequestID] = f.Action
+	gc.resumes[f.RequestID] = f.ConversationID != ""
 	var supports []string
 	if f.Action == "create_conversation_session" && json.Unmarshal(f.Supports, &supports) == nil {
 		for _, s := range supports {
@@ -287,7 +298,7 @@ func (g *wireGate) check(gc *gateConn, data []byte) []string {
 		return []string{"not a JSON object"}
 	}
 	typ, _ := frame["type"].(string)
-	var out []string
+	out := g.mintedIDs(gc, typ, frame)
 	validate := func(schema string, s *jsonschema.Schema, v any) {
 		if err := s.Validate(v); err != nil {
 			out = append(out, g.unallowed(gc, found{schema: schema, frame: frame, value: v}, err.(*jsonschema.ValidationError))...)
@@ -308,6 +319,47 @@ func (g *wireGate) check(gc *gateConn, data []byte) []string {
 		if resp, ok := g.responses[action]; ok {
 			validate(g.files[action], resp, frame["data"])
 		}
+	}
+	return out
+}
+
+// mintedIDs checks the ids a frame carries that the server has just
+// minted: they must be UUIDv7s. Which ids are new is known from the frame
+// alone: the session of a create_conversation_session ack (and its
+// conversation, unless the client named one), and the first sight of a
+// card's interactionId, of a reply's messageId and of a message
+// user_message tells. The history lists stored messages, which may be
+// older than time-ordered ids: it is not checked.
+func (g *wireGate) mintedIDs(gc *gateConn, typ string, frame map[string]any) []string {
+	var out []string
+	check := func(field, id string) {
+		g.minted[field]++
+		if u, err := uuid.Parse(id); err != nil || u.Version() != 7 || u.String() != id {
+			out = append(out, fmt.Sprintf("%s: %s %q was minted by the server, and is no canonical UUIDv7 (store.NewID)", typ, field, id))
+		}
+	}
+	first := func(field string, keys ...string) {
+		if id := stringAt(frame, keys); id != "" && !g.seen[id] {
+			g.seen[id] = true
+			check(field, id)
+		}
+	}
+	switch typ {
+	case "immediate_response":
+		r := stringOf(frame["requestId"])
+		if status, _ := frame["status"].(json.Number); status != "200" || gc.actions[r] != "create_conversation_session" {
+			break
+		}
+		check("sessionId", stringAt(frame, []string{"data", "sessionId"}))
+		if !gc.resumes[r] {
+			check("conversationId", stringAt(frame, []string{"data", "conversationId"}))
+		}
+	case "interaction_required":
+		first("interactionId", "data", "data", "interactionId")
+	case "eventual_response":
+		first("messageId", "data", "data", "messageId")
+	case "user_message":
+		first("message id", "data", "message", "id")
 	}
 	return out
 }
@@ -358,6 +410,7 @@ func (g *wireGate) report(w io.Writer) bool {
 	defer g.mu.Unlock()
 	fmt.Fprintf(w, "wire gate: %d frames checked against the reference schemas (%d to connections that asked for an extension; %d of kindkit's own events, to them)\n",
 		g.frames, g.extended, g.extensionEvents)
+	fmt.Fprintf(w, "wire gate: ids the server minted, checked to be UUIDv7: %s\n", countsOf(g.minted))
 	var lines []string
 	for i, a := range allowances {
 		lines = append(lines, fmt.Sprintf("wire gate: allowance used %d times: %s; %s", g.used[i], a.name, a.source))
@@ -368,6 +421,16 @@ func (g *wireGate) report(w io.Writer) bool {
 		fmt.Fprintln(w, "wire gate: a frame breaks the reference schemas:", v)
 	}
 	return len(g.violations) == 0
+}
+
+// countsOf is m as "k n, …", by key.
+func countsOf(m map[string]int) string {
+	var out []string
+	for k, n := range m {
+		out = append(out, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
 
 func cutFrame(data []byte) string {
@@ -392,6 +455,15 @@ func TestWireGate(t *testing.T) {
 		cards   = `,"interactions":[{"kind":"choices","spec":{},"reason":"r","outcome":{"status":"declined"}}]`
 	)
 	askHistory := `{"action":"get_conversation_messages","requestId":"h","sessionId":"` + conv + `"}`
+	// An ack of create_conversation_session "c" and a card.
+	const (
+		v7   = "019b0f4e-7a1c-7d2e-8f3a-4b5c6d7e8f90"
+		card = `{"data":{"data":{"interactionId":"%s","kind":"choices","reason":"r","spec":{}},"requestId":"c"},"requestId":"c","timestamp":1,"type":"interaction_required"}`
+	)
+	created := func(convID, sessionID string) string {
+		return `{"data":{"agentName":"k","agentParticipantId":"` + conv + `","conversationId":"` + convID + `","sessionId":"` + sessionID +
+			`","userParticipantId":"` + conv + `"},"message":"Session created","requestId":"c","status":200,"timestamp":1,"type":"immediate_response"}`
+	}
 	for _, tc := range []struct {
 		name     string
 		supports string
@@ -407,6 +479,14 @@ func TestWireGate(t *testing.T) {
 		{"user_message, asked for", `["` + server.ExtUserMessages + `"]`, "", `{"data":{"message":{"id":"m"},"requestId":"r"},"requestId":"r","timestamp":1,"type":"user_message"}`, true},
 		{"a field the envelope lacks", "[]", "", `{"data":{"timestamp":1},"extra":1,"timestamp":1,"type":"pong"}`, false},
 		{"otp_invalid as kindkit sent it before", "[]", "", `{"data":{"data":{"code":"NOT_FOUND","message":"m"},"requestId":"v"},"requestId":"v","timestamp":1,"type":"otp_invalid"}`, false},
+		{"new ids, UUIDv7", "[]", "", created(v7, v7), true},
+		{"a new session id, UUIDv4", "[]", "", created(v7, conv), false},
+		{"a new conversation id, UUIDv4", "[]", "", created(conv, v7), false},
+		{"a new id in upper case", "[]", "", created(strings.ToUpper(v7), v7), false},
+		{"a conversation the client named, UUIDv4", "[]", `{"action":"create_conversation_session","requestId":"c","agentId":"a","conversationId":"` + conv + `"}`,
+			created(conv, v7), true},
+		{"a new card's id, UUIDv4", "[]", "", fmt.Sprintf(card, conv), false},
+		{"a new card's id, UUIDv7", "[]", "", fmt.Sprintf(card, v7), true},
 		{"a session id that is no uuid", "[]", `{"action":"get_session","requestId":"g","sessionId":"` + conv + `"}`,
 			`{"data":{"agentName":"k","agentParticipantId":"` + conv + `","conversationId":"c","sessionId":"` + conv + `","userParticipantId":"` + conv + `"},"message":"OK","requestId":"g","status":200,"timestamp":1,"type":"immediate_response"}`, false},
 	} {

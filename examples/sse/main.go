@@ -137,7 +137,7 @@ func (h *handler) send(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	requestID := uuid.NewString()
+	requestID := uuid.NewString() // names the turn on its events, no key: v4
 	err := h.eng.Send(r.Context(), sess, agent.Message{RequestID: requestID, Text: in.Text}, nil)
 	if errors.Is(err, agent.ErrTurnInProgress) {
 		// A turn runs, or its card waits for the answer: answer it first.

@@ -49,10 +49,12 @@
 //     fills a SQLite or PostgreSQL store directly (sqlstore.Load, a
 //     transaction per -fill-batch parks) up to each N pending parks in
 //     turn, each in its own conversation as the demo model parks it
-//     (conversation, session, two messages, park). At each step it times
-//     the due-parks query (ExpiredParks with the engine's batch, with none
-//     due and with all due), starts the kindserver binary on the store and
-//     times it up to its first 200 on /healthz, reads its VmRSS, resumes
+//     (conversation, session, two messages, park), keyed as the server
+//     keys them (store.NewID; -fill-ids v4: random, as kindkit did
+//     before). At each step it times the due-parks query (ExpiredParks
+//     with the engine's batch, with none due and with all due), starts
+//     the kindserver binary on the store and times it up to its first 200
+//     on /healthz, reads its VmRSS, resumes
 //     -resumes parks picked at random as reconnect mode resumes them (new
 //     socket, the same card again, submit, the rest of the turn), reads
 //     the server's own due-parks latency per tick from /metrics, and

@@ -3,8 +3,6 @@ package kindload
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/sqlstore"
@@ -29,6 +29,9 @@ type ParksConfig struct {
 	Resumes int    // conversations resumed at each step
 	Batch   int    // parks written in one transaction of the fill
 	Ticks   int    // sweep ticks of the server to average; 0: sweepTicks
+	// FillIDs is "v4" to fill with random ids, as kindkit made them
+	// before its keys were time-ordered; else v7, as it makes them now.
+	FillIDs string
 }
 
 // ParksReport is what parks mode measured, a step per number of parks.
@@ -90,21 +93,43 @@ const (
 	sweepTicks  = 5
 )
 
-// parkIDs names the records of the k-th filled conversation: UUIDs, as the
-// server makes them, built from a prefix per run and k, so that a resume
-// can name any of a million parks without kindload keeping them.
+// parkIDs names the records of the k-th filled conversation.
 type parkIDs struct{ conv, session, park, call, turn, msg1, msg2 string }
 
-func idsOf(prefix string, k int) parkIDs {
-	id := func(kind int) string { return fmt.Sprintf("%s-%04x-%012x", prefix, kind, k) }
-	return parkIDs{conv: id(0xc0), session: id(0x5e), park: id(0x9a), call: "call-" + id(0xca), turn: "fill-" + strconv.Itoa(k),
-		msg1: id(0x01), msg2: id(0x02)}
+// fillIDs are the keys of the filled conversations' records, minted as a
+// server mints them (store.NewID: time-ordered), or as kindkit minted them
+// before (uuid.NewString: random) with -fill-ids v4, so that a store's
+// indexes are shaped as a server would have left them. A resume names its
+// conversation, session and park by the k-th entry: 48 bytes a park,
+// 48 MB for a million.
+type fillIDs struct {
+	random bool // v4, not v7
+	keys   [][3]uuid.UUID
 }
 
-// parked is the k-th conversation as kindkit's demo model parks it on the
+// next mints the records' ids of the next conversation, k = len(f.keys).
+func (f *fillIDs) next() parkIDs {
+	id := store.NewID
+	if f.random {
+		id = uuid.NewString
+	}
+	k := len(f.keys)
+	ids := parkIDs{conv: id(), session: id(), park: id(), call: "call-" + uuid.NewString(), turn: "fill-" + strconv.Itoa(k),
+		msg1: id(), msg2: id()}
+	f.keys = append(f.keys, [3]uuid.UUID{uuid.MustParse(ids.conv), uuid.MustParse(ids.session), uuid.MustParse(ids.park)})
+	return ids
+}
+
+// of names the records of the k-th conversation filled, as far as a
+// resume needs them.
+func (f *fillIDs) of(k int) parkIDs {
+	ks := f.keys[k]
+	return parkIDs{conv: ks[0].String(), session: ks[1].String(), park: ks[2].String(), turn: "fill-" + strconv.Itoa(k)}
+}
+
+// parked is a new conversation as kindkit's demo model parks it on the
 // first message of a session that supports choice_chips.
-func parked(prefix string, k int, now time.Time) sqlstore.Parked {
-	ids := idsOf(prefix, k)
+func parked(ids parkIDs, now time.Time) sqlstore.Parked {
 	call := store.ToolCall{ID: ids.call, Name: "request_choices", Arguments: demoArgs}
 	return sqlstore.Parked{
 		Conversation: store.Conversation{ID: ids.conv, Supports: []string{"choice_chips"}, CreatedAt: now},
@@ -131,6 +156,9 @@ func RunParks(ctx context.Context, cfg Config, pc ParksConfig) (*ParksReport, er
 	if len(pc.Steps) == 0 || pc.Store == "" || pc.Server == "" {
 		return nil, errors.New("-parks needs -store DSN and -server PATH")
 	}
+	if pc.FillIDs != "" && pc.FillIDs != "v7" && pc.FillIDs != "v4" {
+		return nil, fmt.Errorf("-fill-ids %q: want v7 or v4", pc.FillIDs)
+	}
 	if pc.Batch < 1 {
 		pc.Batch = 10000
 	}
@@ -142,10 +170,7 @@ func RunParks(ctx context.Context, cfg Config, pc ParksConfig) (*ParksReport, er
 		return nil, err
 	}
 	defer s.Close()
-	var b [8]byte
-	rand.Read(b[:])
-	h := hex.EncodeToString(b[:])
-	prefix := h[:8] + "-" + h[8:12] + "-4" + h[13:16] // the UUID's first three groups, version 4
+	fill := &fillIDs{random: pc.FillIDs == "v4"}
 	dialect, _, _ := strings.Cut(pc.Store, ":")
 	r := &ParksReport{Mode: "parks", Store: dialect}
 	filled, resumed := 0, map[int]bool{}
@@ -157,7 +182,7 @@ func RunParks(ctx context.Context, cfg Config, pc ParksConfig) (*ParksReport, er
 			m := min(pc.Batch, n-pending)
 			batch := make([]sqlstore.Parked, m)
 			for i := range batch {
-				batch[i] = parked(prefix, filled+i, now)
+				batch[i] = parked(fill.next(), now)
 			}
 			if err := s.Load(ctx, batch); err != nil {
 				return r, fmt.Errorf("fill: %w", err)
@@ -176,7 +201,7 @@ func RunParks(ctx context.Context, cfg Config, pc ParksConfig) (*ParksReport, er
 		if err != nil {
 			return r, err
 		}
-		if err := parksStep(ctx, cfg, pc, prefix, filled, resumed, &st); err != nil {
+		if err := parksStep(ctx, cfg, pc, fill, filled, resumed, &st); err != nil {
 			return r, err
 		}
 		r.Steps = append(r.Steps, st)
@@ -203,7 +228,7 @@ func timeDue(ctx context.Context, s store.Store, now time.Time) (float64, int, e
 
 // parksStep starts kindserver on the filled store, resumes pc.Resumes of
 // its parks (marking them in resumed) and stops it.
-func parksStep(ctx context.Context, cfg Config, pc ParksConfig, prefix string, filled int, resumed map[int]bool, st *ParksStep) error {
+func parksStep(ctx context.Context, cfg Config, pc ParksConfig, fill *fillIDs, filled int, resumed map[int]bool, st *ParksStep) error {
 	cmd := exec.Command(pc.Server, "-addr", cfg.Addr, "-store", pc.Store, "-client-frame-rate", "-1", "-conversation-rate", "-1")
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = io.Discard, &logs
@@ -254,7 +279,7 @@ func parksStep(ctx context.Context, cfg Config, pc ParksConfig, prefix string, f
 	}
 	var t tally
 	each(len(picks), cfg.DialConcurrency, func(i int) {
-		ids := idsOf(prefix, picks[i])
+		ids := fill.of(picks[i])
 		s := &session{id: "p" + strconv.Itoa(picks[i]), sessionID: ids.session, convID: ids.conv,
 			chk: Checker{Turn: ids.turn, InteractionID: ids.park, Kind: "choices", acked: true, parked: true, called: true}}
 		rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)

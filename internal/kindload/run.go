@@ -25,9 +25,10 @@ const usage = `kindload measures a Rich Interactions server (kindkit's kindserve
       every socket, then resume each conversation on a new socket: expect
       the same card again, submit it with the new session, read the rest of
       the turn.
-  kindload -parks N,N… -store DSN -server PATH [-addr HOST:PORT] [-resumes N] [-dial-c N] [-json]
+  kindload -parks N,N… -store DSN -server PATH [-addr HOST:PORT] [-resumes N] [-dial-c N] [-fill-ids v7|v4] [-json]
       fill the store directly up to each N pending parks in turn (each in
-      its own conversation, as the demo model parks them), time the
+      its own conversation, as the demo model parks them, keyed as kindkit
+      keys them, or with random v4 ids as it did before), time the
       due-parks query, start kindserver on the store and time its start,
       read its RSS, resume -resumes parks picked at random on new sockets,
       read its sweep latency from /metrics, stop it.
@@ -72,6 +73,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&pc.Server, "server", "", "parks mode: the kindserver binary to start on the store")
 	fs.IntVar(&pc.Resumes, "resumes", 200, "parks mode: parks resumed at each step")
 	fs.IntVar(&pc.Batch, "fill-batch", 10000, "parks mode: parks written in one transaction of the fill")
+	fs.StringVar(&pc.FillIDs, "fill-ids", "v7", "parks mode: the ids of the filled rows, `v7` (time-ordered, as kindkit makes them) or v4 (random, as it made them before)")
 	fs.IntVar(&pc.Ticks, "ticks", sweepTicks, "parks mode: the server's sweep ticks to average (it ticks once a second)")
 	canned := fs.String("canned", "", "serve the canned floor on `host:port` until SIGINT/SIGTERM")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the summary")

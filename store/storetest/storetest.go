@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OwedTurnLease", testOwedTurnLease},
 		{"NUL", testNUL},
 		{"NoAliases", testNoAliases},
+		{"MixedKeys", testMixedKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
