@@ -238,7 +238,7 @@ func (e *Engine) Drain(ctx context.Context) error {
 	e.mu.Unlock()
 	for _, t := range held {
 		if w := t.parked.Load(); w != nil {
-			if _, err := e.resolveAck(ctx, t.session, w.park, store.ParkExpired, e.expiredAnswer(w.park), nil); err != nil {
+			if _, err := e.resolveAck(ctx, t.session, w.park, store.ParkExpired, e.expiredAnswer(w.park), ViaDrain, nil); err != nil {
 				e.log.Error("drain: resolve park", "interactionId", w.park.ID, "err", err)
 			}
 		}
@@ -364,7 +364,7 @@ func (e *Engine) sweep() {
 	}
 	for _, p := range parks {
 		e.log.Info("park expired", "interactionId", p.ID)
-		if _, err := e.resolveAck(ctx, nil, p, store.ParkExpired, e.expiredAnswer(p), nil); err != nil {
+		if _, err := e.resolveAck(ctx, nil, p, store.ParkExpired, e.expiredAnswer(p), ViaDeadline, nil); err != nil {
 			e.log.Error("expire park", "interactionId", p.ID, "err", err)
 		}
 	}
@@ -589,7 +589,7 @@ func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string,
 		ack = func(Taken) {}
 	}
 	if a.Declined {
-		return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, func(t *turn) {
+		return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, ViaCard, func(t *turn) {
 			ack(Taken{RequestID: t.requestID})
 		})
 	}
@@ -608,7 +608,7 @@ func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string,
 	if len(errs) > 0 {
 		return false, &InvalidAnswerError{Errors: errs}
 	}
-	return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, func(t *turn) {
+	return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, ViaCard, func(t *turn) {
 		ack(Taken{RequestID: t.requestID, Values: values})
 		e.answered(ctx, sess, p.Kind, values)
 	})
@@ -628,7 +628,7 @@ func (e *Engine) Confirm(ctx context.Context, sess *store.Session, parkID string
 	if approved {
 		r = Result{}
 	}
-	return e.resolveAck(ctx, sess, p, store.ParkResolved, r, func(t *turn) {
+	return e.resolveAck(ctx, sess, p, store.ParkResolved, r, ViaCard, func(t *turn) {
 		if ack != nil {
 			ack(Taken{RequestID: t.requestID})
 		}
@@ -663,9 +663,9 @@ func (e *Engine) pending(ctx context.Context, conv, id string, typ store.ParkKin
 // succeeded it calls ack (the caller queues its acknowledgement, so it
 // reaches the wire before the resumed stream) and resumes the turn. ok is
 // false when the park was not pending any more.
-func (e *Engine) resolveAck(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result, ack func(*turn)) (bool, error) {
+func (e *Engine) resolveAck(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result, via string, ack func(*turn)) (bool, error) {
 	answered := time.Now()
-	t, err := e.resolve(ctx, sess, p, state, r)
+	t, err := e.resolve(ctx, sess, p, state, r, via)
 	if t == nil || err != nil {
 		return false, err
 	}
@@ -685,11 +685,21 @@ func (e *Engine) resolveAck(ctx context.Context, sess *store.Session, p *store.P
 // the turn's pending calls instead: an approved confirmation (r is zero),
 // marked approved, and a host tool's Ask, whose payload r is kept for the
 // Ask to return when the tool runs again.
-func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result) (*turn, error) {
+func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result, via string) (*turn, error) {
 	turn, err := stateOf(p)
 	if err != nil {
 		return nil, err
 	}
+	var actor *store.Session
+	var decision *bool
+	if via == ViaCard {
+		actor = sess
+		if p.Type == store.ParkConfirmation {
+			approved := r == (Result{})
+			decision = &approved
+		}
+	}
+	record := e.record(ctx, p, turn, via, actor, decision)
 	var msgs []*store.Message
 	var first *Event
 	switch {
@@ -710,7 +720,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	}
 	l := e.lease(p.ID)
 	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: turn.encode(), Lease: &l,
-		Outcome: cardOutcome(p, state, r)})
+		Outcome: cardOutcome(p, state, r), Record: record})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -829,7 +839,7 @@ func (e *Engine) cancelPark(ctx context.Context, p *store.Park) bool {
 	s := e.readState(p)
 	ended := endedMessage(p.ConversationID, s.Text, false, e.clock.Now())
 	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
-		Messages: []*store.Message{ended}})
+		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaCancel, nil, nil)})
 	if err != nil {
 		e.log.Error("cancel park", "interactionId", p.ID, "err", err)
 	}
@@ -863,9 +873,10 @@ const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new
 // withdrawal is the answer that withdraws pending park p, for a message
 // that Send stores in the same write (Message.Withdraw): its tool call's
 // result says the person wrote instead of answering.
-func (e *Engine) withdrawal(p *store.Park, now time.Time) *store.Answer {
+func (e *Engine) withdrawal(ctx context.Context, p *store.Park, by *store.Session, via string, now time.Time) *store.Answer {
 	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, now)
-	return &store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}, Outcome: json.RawMessage(withdrawnResult)}
+	return &store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}, Outcome: json.RawMessage(withdrawnResult),
+		Record: e.record(ctx, p, e.readState(p), via, by, nil)}
 }
 
 // withdrawn tells what follows from park p's withdrawal, once it is
@@ -909,7 +920,7 @@ func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Co
 		// can take an answer to it, so rather than show the card the
 		// turn goes on, and the tool's next run tells the model.
 		e.log.Info("park's question was lost with its process", "interactionId", p.ID)
-		if _, err := e.resolveAck(ctx, sess, p, store.ParkExpired, Result{Text: lostAnswer}, nil); err != nil {
+		if _, err := e.resolveAck(ctx, sess, p, store.ParkExpired, Result{Text: lostAnswer}, ViaLost, nil); err != nil {
 			e.log.Error("resolve a lost question", "interactionId", p.ID, "err", err)
 		}
 		return nil
@@ -933,7 +944,7 @@ func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Co
 			}
 			state.stash(p.Kind, p.Spec)
 			p.Turn = state.encode()
-			if _, err := e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, nil); err != nil {
+			if _, err := e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, ViaFallback, nil); err != nil {
 				e.log.Error("answer park with its fallback", "interactionId", p.ID, "err", err)
 			}
 			return nil

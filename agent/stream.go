@@ -229,6 +229,9 @@ func (w *wireEvent) event() Event {
 		if string(p.Outcome) == "null" {
 			p.Outcome = nil
 		}
+		if string(p.Record) == "null" {
+			p.Record = nil
+		}
 	}
 	ev := Event{Kind: w.Kind, RequestID: w.RequestID, After: w.After, Text: w.Text, IsError: w.IsError, Park: w.Park, Reply: w.Reply, Message: w.Message}
 	if w.Call != nil {

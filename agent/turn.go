@@ -131,10 +131,14 @@ func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack f
 	record := &store.Park{ID: l.ParkID, Type: store.ParkTurn, ConversationID: sess.ConversationID, SessionID: sess.ID,
 		State: store.ParkRunning, Turn: t.state.encode(), Owed: true, LeaseOwner: l.Owner, LeaseUntil: l.Until, CreatedAt: msg.CreatedAt}
 	waiting := func(p *store.Park) *store.Answer {
-		if p.SessionID == sess.ID && p.ID != m.Withdraw {
-			return nil // the sender's own card: answer it, or withdraw it by name
+		via := ViaWithdraw
+		if p.SessionID == sess.ID {
+			if p.ID != m.Withdraw {
+				return nil // the sender's own card: answer it, or withdraw it by name
+			}
+			via = ViaWords
 		}
-		return e.withdrawal(p, msg.CreatedAt)
+		return e.withdrawal(ctx, p, sess, via, msg.CreatedAt)
 	}
 	withdrawn, ok, err := e.cfg.Store.StartTurn(ctx, msg, record, m.Made, waiting)
 	if err == nil && !ok && m.Made == nil && e.awaitCancelled(ctx, sess.ConversationID) {
@@ -932,7 +936,8 @@ func (t *turn) park(p *store.Park) (bool, error) {
 		// the card, and the turn goes on without it.
 		e.unpark(p.ConversationID, p.ID)
 		t.parked.Store(nil)
-		taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired})
+		taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired,
+			Record: e.record(t.ctx, p, kept, ViaDrain, nil, nil)})
 		if err != nil || !ok {
 			return true, err
 		}
@@ -943,7 +948,8 @@ func (t *turn) park(p *store.Park) (bool, error) {
 	if !t.showPrompt(prompt) {
 		// Cancelled while parking: the park must not outlive the turn.
 		e.unpark(p.ConversationID, p.ID)
-		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled}); ok {
+		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled,
+			Record: e.record(t.ctx, p, kept, ViaCancel, nil, nil)}); ok {
 			e.parkEnded(p, kept, store.ParkCancelled)
 		}
 		return true, nil

@@ -26,6 +26,9 @@ func (c *conn) dispatch(ctx context.Context, data []byte) {
 	if !c.principal.Expires.IsZero() && !c.srv.clock.Now().Before(c.principal.Expires) {
 		c.principal = Principal{}
 	}
+	if c.principal.Sub != "" {
+		ctx = agent.WithPrincipal(ctx, c.principal.Sub) // the record of an ask this frame ends names it
+	}
 	f, supports, err := decodeFrame(data)
 	if err != nil {
 		c.send(errorEvent("", codeValidation, msgInvalidJSON))
@@ -588,11 +591,15 @@ func placeCards(cards []object, stepOf []int, steps []string) {
 // reason, outcome}, or a write confirmation's {confirmation: {toolId, actionDescription},
 // outcome}, which has no kind.
 func parkCard(p *store.Park) object {
+	card := object{"interactionId": p.ID, "kind": p.Kind, "spec": p.Spec, "reason": p.Reason, "outcome": p.Outcome}
 	if p.Type == store.ParkConfirmation {
-		return object{"confirmation": object{"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name)},
+		card = object{"confirmation": object{"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name)},
 			"outcome": p.Outcome}
 	}
-	return object{"interactionId": p.ID, "kind": p.Kind, "spec": p.Spec, "reason": p.Reason, "outcome": p.Outcome}
+	if r := agent.AskRecordOf(p).Record; r != nil {
+		card["record"] = r // who ended it, when, how and where
+	}
+	return card
 }
 
 // resolvedCard is, for history stored before parks kept their outcomes,

@@ -92,21 +92,30 @@ func testHistoryCarriesCards(t *testing.T, st store.Store) {
 		t.Fatalf("turn 4 ended with %v", end)
 	}
 
+	record := func(via string) *cardRecord {
+		if _, fromMessages := st.(outcomesUnknown); fromMessages {
+			return nil // no park, no record
+		}
+		return &cardRecord{Via: via, SessionID: sid}
+	}
 	want := []message{
 		{Direction: "outbound", Content: map[string]any{"text": "Noted."}},
 		{Direction: "inbound", Content: map[string]any{"text": "Basic, please"}},
 		{Direction: "inbound", Content: map[string]any{"text": "check"}, Interactions: []card{{InteractionID: ids["T3"], Kind: "choices", Reason: "to check",
 			Spec:    shown["T3"],
-			Outcome: map[string]any{"status": "withdrawn", "message": "The person wrote a new message instead of answering; this request was withdrawn."}}}},
+			Outcome: map[string]any{"status": "withdrawn", "message": "The person wrote a new message instead of answering; this request was withdrawn."},
+			Record:  record(agent.ViaWords)}}},
 		{Direction: "outbound", Content: map[string]any{"text": "No worries."}},
 		{Direction: "inbound", Content: map[string]any{"text": "rate"}, Interactions: []card{{InteractionID: ids["T2"], Kind: "rating", Reason: "to help you better",
 			Spec:    shown["T2"],
-			Outcome: map[string]any{"status": "declined", "message": "The visitor declined. Continue helping them without this and do not ask again this conversation."}}}},
+			Outcome: map[string]any{"status": "declined", "message": "The visitor declined. Continue helping them without this and do not ask again this conversation."},
+			Record:  record(agent.ViaCard)}}},
 		{Direction: "outbound", Content: map[string]any{"text": "Team it is."}},
 		{Direction: "inbound", Content: map[string]any{"text": "quote me"}, Interactions: []card{{InteractionID: ids["T1"], Kind: "choices", Reason: "to quote", Spec: shown["T1"],
 			Outcome: map[string]any{"status": "submitted", "values": map[string]any{"answers": []any{
 				map[string]any{"header": "Plan", "options": []any{"Team"}},
-				map[string]any{"header": "Topics", "options": []any{"Pricing"}, "other": "SSO"}}}}}}},
+				map[string]any{"header": "Topics", "options": []any{"Pricing"}, "other": "SSO"}}}},
+			Record: record(agent.ViaCard)}}},
 	}
 	checkHistory(t, c, dial(t, url), sid, want)
 }
@@ -118,6 +127,14 @@ type card struct {
 	Reason        string         `json:"reason"`
 	Confirmation  map[string]any `json:"confirmation"`
 	Outcome       map[string]any `json:"outcome"`
+	Record        *cardRecord    `json:"record"`
+}
+
+// cardRecord is what the tests compare of a card's record: how it ended,
+// and by which session.
+type cardRecord struct {
+	Via       string `json:"via"`
+	SessionID string `json:"sessionId"`
 }
 
 type message struct {
@@ -254,17 +271,18 @@ func TestHistoryCarriesEveryCard(t *testing.T) {
 	}
 	checkHistory(t, c, dial(t, url), sid, []message{
 		{Direction: "inbound", Content: map[string]any{"text": "rate"}, Interactions: []card{{InteractionID: ratingID, Kind: "rating", Reason: "to help you better",
-			Spec: ratingSpec, Outcome: map[string]any{"status": "cancelled"}}}},
+			Spec: ratingSpec, Outcome: map[string]any{"status": "cancelled"}, Record: &cardRecord{Via: agent.ViaCancel}}}},
 		{Direction: "outbound", Content: map[string]any{"text": "Kept."}},
 		{Direction: "inbound", Content: map[string]any{"text": "delete 43"}, Interactions: []card{{Confirmation: confirmation("delete_record"),
-			Outcome: map[string]any{"status": "denied"}}}},
+			Outcome: map[string]any{"status": "denied"}, Record: &cardRecord{Via: agent.ViaCard, SessionID: sid}}}},
 		{Direction: "outbound", Content: map[string]any{"text": "Deleted."}},
 		{Direction: "inbound", Content: map[string]any{"text": "delete 42"}, Interactions: []card{{Confirmation: confirmation("delete_record"),
-			Outcome: map[string]any{"status": "approved"}}}},
+			Outcome: map[string]any{"status": "approved"}, Record: &cardRecord{Via: agent.ViaCard, SessionID: sid}}}},
 		{Direction: "outbound", Content: map[string]any{"text": "Booked."}},
 		{Direction: "inbound", Content: map[string]any{"text": "book"}, Interactions: []card{{InteractionID: slotID, Kind: "choices", Reason: "to book your demo", Spec: slotSpec,
 			Outcome: map[string]any{"status": "submitted", "values": map[string]any{"answers": []any{
-				map[string]any{"header": "Slot", "options": []any{"Wed 14:30"}}}}}}}},
+				map[string]any{"header": "Slot", "options": []any{"Wed 14:30"}}}}},
+			Record: &cardRecord{Via: agent.ViaCard, SessionID: sid}}}},
 	})
 }
 

@@ -165,6 +165,11 @@ type Park struct {
 	// is pending, and for a park that ended without being seen to end
 	// (replaced by a newer one, or answered by a fallback directive).
 	Outcome json.RawMessage
+	// Record is the engine's record of who ended the park, when, by which
+	// path and in which process: opaque to the store, kept as given from
+	// the take that ended it; nil while pending and for parks ended
+	// before stores kept it.
+	Record json.RawMessage
 }
 
 // Lease is a process's hold on the turn a park's answer resumed.
@@ -186,6 +191,8 @@ type Answer struct {
 	Lease *Lease
 	// Outcome becomes the park's Outcome; nil for none.
 	Outcome json.RawMessage
+	// Record becomes the park's Record; nil for none.
+	Record json.RawMessage
 }
 
 // Waiting decides, inside StartTurn's write, what becomes of the park that

@@ -146,7 +146,9 @@ func appendPark(b []byte, p *store.Park) []byte {
 	b = putTime(b, p.CreatedAt)
 	b = putBool(b, p.Spec != nil)
 	b = putBool(b, p.Outcome != nil)
-	return putString(b, string(p.Outcome))
+	b = putString(b, string(p.Outcome))
+	b = putBool(b, p.Record != nil)
+	return putString(b, string(p.Record))
 }
 
 func readPark(b []byte) (*store.Park, error) {
@@ -164,8 +166,11 @@ func readPark(b []byte) (*store.Park, error) {
 	if r.bool() {
 		p.Spec = append(json.RawMessage{}, spec...)
 	}
-	if outcome := r.bool(); outcome {
-		p.Outcome = append(json.RawMessage{}, r.bytes()...)
+	if has, outcome := r.bool(), r.bytes(); has {
+		p.Outcome = append(json.RawMessage{}, outcome...)
+	}
+	if has, record := r.bool(), r.bytes(); has {
+		p.Record = append(json.RawMessage{}, record...)
 	}
 	return p, nil
 }

@@ -465,6 +465,9 @@ func (s *Store) takeLocked(c *conversation, p *store.Park, a store.Answer) *stor
 	if a.Lease != nil {
 		taken.Owed, taken.LeaseOwner, taken.LeaseUntil = true, a.Lease.Owner, a.Lease.Until
 	}
+	if a.Record != nil {
+		taken.Record = slices.Clone(a.Record)
+	}
 	if a.Outcome != nil {
 		taken.Outcome = slices.Clone(a.Outcome)
 		// Kept as taken: the card, not the lease as it goes on.
@@ -610,6 +613,7 @@ func clonePark(p *store.Park) *store.Park {
 	cp := *p
 	cp.Spec = slices.Clone(p.Spec)
 	cp.Outcome = slices.Clone(p.Outcome)
+	cp.Record = slices.Clone(p.Record)
 	cp.Turn = slices.Clone(p.Turn)
 	return &cp
 }

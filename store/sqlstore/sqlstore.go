@@ -397,7 +397,7 @@ func convKey(n int) string {
 var (
 	messageSeq         = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
 	replacePending     = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING id`
-	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, ` + convKey(3) + `)`
+	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, ` + convKey(3) + `)`
 	pendingPark        = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending'`
 	messagesPage       = `SELECT id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages WHERE ck = ` + convKey(1) + ` AND seq < $2`
 	insertSessionQuery = `INSERT INTO sessions (id, ` + sessionCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ` + convKey(2) + `)`
@@ -691,7 +691,7 @@ const startFirstTurn = `INSERT INTO messages (` + messageCols + `, ck)
 		AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.state = 'pending')`
 
 // insertTurn saves a turn's record, owed its reply under a lease.
-var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, ` + convKey(2) + `)`
+var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, NULL, ` + convKey(2) + `)`
 
 // errBusy rolls back a StartTurn whose conversation was busy or touched.
 var errBusy = errors.New("sqlstore: the conversation is busy")
@@ -855,7 +855,7 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 	return out, more, nil
 }
 
-const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome`
+const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome, record`
 
 // SavePark stores p as its conversation's pending park, and msgs with it,
 // in one transaction. A park that was pending before becomes ParkReplaced:
@@ -939,12 +939,12 @@ func release(ctx context.Context, tx executor, l store.Lease) error {
 func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 	var (
 		p                             store.Park
-		spec, outcome                 sql.NullString
+		spec, outcome, record         sql.NullString
 		call, turn, typ, state        string
 		deadline, leaseUntil, created sql.NullInt64
 	)
 	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn,
-		&p.Owed, &p.LeaseOwner, &leaseUntil, &created, &outcome); err != nil {
+		&p.Owed, &p.LeaseOwner, &leaseUntil, &created, &outcome, &record); err != nil {
 		return nil, err
 	}
 	p.Type, p.State = store.ParkKind(typ), store.ParkState(state)
@@ -953,6 +953,9 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 	}
 	if outcome.Valid {
 		p.Outcome = json.RawMessage(outcome.String)
+	}
+	if record.Valid {
+		p.Record = json.RawMessage(record.String)
 	}
 	p.CreatedAt = fromNanos(created)
 	if err := json.Unmarshal([]byte(call), &p.ToolCall); err != nil {
@@ -1009,12 +1012,15 @@ func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answ
 		}
 		owner = a.Lease.Owner
 	}
-	var outcome any
+	var outcome, record any
 	if a.Outcome != nil {
 		outcome = string(a.Outcome)
 	}
-	p, err := scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6, outcome = $7
-		WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until, outcome))
+	if a.Record != nil {
+		record = string(a.Record)
+	}
+	p, err := scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6, outcome = $7, record = $8
+		WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until, outcome, record))
 	if err != nil {
 		return nil, err
 	}

@@ -1197,7 +1197,8 @@ func testEndedParks(t *testing.T, s store.Store) {
 		return p
 	}
 	submitted := json.RawMessage(`{"status":"submitted","values":{"choice":"a"}}`)
-	first := take(at1("p1", 10), store.Answer{State: store.ParkResolved, Outcome: submitted,
+	record := json.RawMessage(`{"by":"ada","via":"card"}`)
+	first := take(at1("p1", 10), store.Answer{State: store.ParkResolved, Outcome: submitted, Record: record,
 		Lease: &store.Lease{ParkID: "p1", Owner: "A", Until: at(30)}})
 	if !jsonEqual(first.Outcome, submitted) {
 		t.Errorf("taken park's outcome = %s, want %s", first.Outcome, submitted)
@@ -1223,13 +1224,13 @@ func testEndedParks(t *testing.T, s store.Store) {
 		t.Fatalf("EndedParks(c1) = %v, want %v (by time saved, ties by id)", unsorted(got), want)
 	}
 	want := at1("p1", 10)
-	want.State, want.Outcome = store.ParkResolved, submitted
+	want.State, want.Outcome, want.Record = store.ParkResolved, submitted, record
 	want.Owed, want.LeaseOwner, want.LeaseUntil = true, "A", at(30)
 	if d := cmp.Diff(want, got[0], opts); d != "" {
 		t.Errorf("ended park (-want +got):\n%s", d)
 	}
-	if got[1].State != store.ParkExpired || !jsonEqual(got[1].Outcome, json.RawMessage(`{"status":"no_response"}`)) {
-		t.Errorf("ended park p0: state %s, outcome %s", got[1].State, got[1].Outcome)
+	if got[1].State != store.ParkExpired || !jsonEqual(got[1].Outcome, json.RawMessage(`{"status":"no_response"}`)) || got[1].Record != nil {
+		t.Errorf("ended park p0: state %s, outcome %s, record %s", got[1].State, got[1].Outcome, got[1].Record)
 	}
 	for _, tc := range []struct {
 		conv   string

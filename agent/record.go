@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/kindkit/kindkit/store"
+)
+
+// The paths by which an ask ends (Record.Via).
+const (
+	ViaCard     = "card"     // a person answered it through a transport (Submit, Confirm)
+	ViaWords    = "words"    // its own session wrote a message instead, naming it (Message.Withdraw)
+	ViaWithdraw = "withdraw" // another session's message withdrew it
+	ViaDeadline = "deadline" // its deadline passed
+	ViaCancel   = "cancel"   // its turn was stopped (Cancel)
+	ViaDrain    = "drain"    // its process went away with it (Drain)
+	ViaFallback = "fallback" // the conversation cannot show it: the kind's fallback answered for the person
+	ViaLost     = "lost"     // its question was held open by a process that is gone
+)
+
+// What raised an ask (Record.Asked).
+const (
+	AskedByModel        = "model"        // a kind's raise tool, called by the model
+	AskedByTool         = "ask"          // a host tool's Ask (an MCP server's elicitation too)
+	AskedByConfirmation = "confirmation" // a gated tool's call, to approve or reject
+)
+
+// Record is who ended an ask, when, by which path and in which process,
+// and for a tool call the decision and the arguments it was asked about.
+// The engine writes it with the take that ends the ask, so it is kept
+// with the conversation (Engine.Records) and exported with the history;
+// it holds no answer's values, and is never logged.
+type Record struct {
+	// By is the principal that ended it (WithPrincipal); empty for an
+	// anonymous session, and when the engine ended it (a deadline, a
+	// drain).
+	By string `json:"by,omitempty"`
+	// SessionID is the session that ended it; empty when the engine did.
+	SessionID string    `json:"sessionId,omitempty"`
+	At        time.Time `json:"at"`
+	Via       string    `json:"via"`
+	Asked     string    `json:"asked"`
+	// Process is the engine that ended it: its lease owner's id, as its
+	// leases and logs name it.
+	Process string `json:"process"`
+	// Decision is a tool call's: approved or rejected, when a person
+	// decided.
+	Decision string `json:"decision,omitempty"`
+	// Arguments are a tool call's, as the model gave them.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// AskRecord is an ask that ended, as Engine.Records lists it.
+type AskRecord struct {
+	ID      string          // the interactionId
+	Kind    string          // the kind asked; empty for a tool call's confirmation
+	Tool    string          // the tool call that raised it, or that waited on it
+	State   store.ParkState // how the park ended
+	Outcome json.RawMessage // how the card ended, as the person is shown it
+	AskedAt time.Time
+	// Record is nil for an ask that ended before the store kept records.
+	Record *Record
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx naming principal (an authenticated subject)
+// as the one who calls the engine with it: the record of an ask it ends
+// says so.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+func principalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// record is the record of park p, whose turn is s, ended via the path
+// via by ctx's principal; actor is the session that ended it (nil when
+// the engine did, or a Cancel that names none), and approved a
+// confirmation's decision when a person made one.
+func (e *Engine) record(ctx context.Context, p *store.Park, s turnState, via string, actor *store.Session, approved *bool) json.RawMessage {
+	r := Record{At: e.clock.Now().UTC(), Via: via, Asked: AskedByModel, Process: e.owner}
+	switch {
+	case p.Type == store.ParkConfirmation:
+		r.Asked = AskedByConfirmation
+		r.Arguments = toolArguments(p.ToolCall.Arguments)
+	case s.Asking != "":
+		r.Asked = AskedByTool
+	}
+	r.By = principalOf(ctx)
+	if actor != nil {
+		r.SessionID = actor.ID
+	}
+	if approved != nil {
+		r.Decision = map[bool]string{true: "approved", false: "rejected"}[*approved]
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil // a Record always marshals
+	}
+	return b
+}
+
+// toolArguments is a call's arguments as JSON: as given when they are,
+// else as a JSON string.
+func toolArguments(args string) json.RawMessage {
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+// Records lists conversation conv's asks that ended with an outcome,
+// oldest first: up to limit of those saved at or after since (the zero
+// time: from the first) and, unless before is "", before message before
+// (store.EndedParks pages them so). It is the record of who ended each,
+// when, how and where, kept with the conversation.
+func (e *Engine) Records(ctx context.Context, conv string, since time.Time, before string, limit int) ([]AskRecord, error) {
+	parks, err := e.cfg.Store.EndedParks(ctx, conv, since, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AskRecord, 0, len(parks))
+	for _, p := range parks {
+		out = append(out, AskRecordOf(p))
+	}
+	return out, nil
+}
+
+// AskRecordOf is ended park p as a record; a record that cannot be read
+// is left out (Record nil).
+func AskRecordOf(p *store.Park) AskRecord {
+	a := AskRecord{ID: p.ID, Kind: p.Kind, Tool: p.ToolCall.Name, State: p.State, Outcome: p.Outcome, AskedAt: p.CreatedAt}
+	if p.Type == store.ParkConfirmation {
+		a.Kind = ""
+	}
+	if len(p.Record) > 0 {
+		var r Record
+		if json.Unmarshal(p.Record, &r) == nil {
+			a.Record = &r
+		}
+	}
+	return a
+}
