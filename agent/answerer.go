@@ -54,5 +54,10 @@ func (a *Answerer) Answer(ctx context.Context, match func(kind string, spec json
 	if err != nil {
 		return false, fmt.Errorf("agent: answer a card: load its session: %w", err)
 	}
-	return a.e.Submit(ctx, sess, p.ID, ans, nil)
+	answered, err = a.e.submit(ctx, sess, p.ID, ans, ViaTool, nil)
+	var ended *AskEndedError
+	if errors.As(err, &ended) {
+		return false, nil // answered meanwhile
+	}
+	return answered, err
 }

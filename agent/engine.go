@@ -576,20 +576,34 @@ type Taken struct {
 // with a, on the one path every answer takes: the card's kind validates
 // the values against its spec, the park is taken with the canonical
 // payload in one write, exactly once (ok is false when it was not pending
-// any more), then ack runs (a caller queues its acknowledgement there,
+// any more, with an *AskEndedError that says what became of it when the
+// store knows), then ack runs (a caller queues its acknowledgement there,
 // before any event of the resumed turn), then the kind's hooks with the
 // values, and the turn resumes. The answer of the same card given in
 // words (the submit_interaction tool) is validated and hooked alike.
 func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string, a Answer, ack func(Taken)) (ok bool, err error) {
+	return e.submit(ctx, sess, parkID, a, ViaCard, ack)
+}
+
+// submit is Submit by the path via.
+func (e *Engine) submit(ctx context.Context, sess *store.Session, parkID string, a Answer, via string, ack func(Taken)) (ok bool, err error) {
 	p, spec, err := e.pending(ctx, sess.ConversationID, parkID, store.ParkInteraction)
-	if p == nil || err != nil {
+	if err != nil {
 		return false, err
 	}
+	if p == nil {
+		return e.late(ctx, sess.ConversationID, parkID)
+	}
+	defer func() {
+		if !ok && err == nil {
+			ok, err = e.late(ctx, sess.ConversationID, parkID) // taken meanwhile
+		}
+	}()
 	if ack == nil {
 		ack = func(Taken) {}
 	}
 	if a.Declined {
-		return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, ViaCard, func(t *turn) {
+		return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, via, func(t *turn) {
 			ack(Taken{RequestID: t.requestID})
 		})
 	}
@@ -608,7 +622,7 @@ func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string,
 	if len(errs) > 0 {
 		return false, &InvalidAnswerError{Errors: errs}
 	}
-	return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, ViaCard, func(t *turn) {
+	return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, via, func(t *turn) {
 		ack(Taken{RequestID: t.requestID, Values: values})
 		e.answered(ctx, sess, p.Kind, values)
 	})
@@ -618,12 +632,20 @@ func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string,
 // conversation waits on: approved, the resumed turn runs the call; denied,
 // it gets the denial as the call's result. ack runs once the answer is
 // taken, before the turn resumes; ok is false when the confirmation was
-// not pending any more.
-func (e *Engine) Confirm(ctx context.Context, sess *store.Session, parkID string, approved bool, ack func(Taken)) (bool, error) {
+// not pending any more (with an *AskEndedError, as for Submit).
+func (e *Engine) Confirm(ctx context.Context, sess *store.Session, parkID string, approved bool, ack func(Taken)) (ok bool, err error) {
 	p, _, err := e.pending(ctx, sess.ConversationID, parkID, store.ParkConfirmation)
-	if p == nil || err != nil {
+	if err != nil {
 		return false, err
 	}
+	if p == nil {
+		return e.late(ctx, sess.ConversationID, parkID)
+	}
+	defer func() {
+		if !ok && err == nil {
+			ok, err = e.late(ctx, sess.ConversationID, parkID) // taken meanwhile
+		}
+	}()
 	r := Result{Text: deniedResult, IsError: true}
 	if approved {
 		r = Result{}

@@ -76,8 +76,9 @@ func TestSendWhileCardWaits(t *testing.T) {
 				t.Errorf("replied to %q, want r2", ev.RequestID)
 			}
 			e.Wait()
-			if ok, err := e.Submit(ctx, s1, p.ID, agent.Answer{Values: []byte(picked)}, nil); ok || err != nil {
-				t.Errorf("an answer to the withdrawn card = %v, %v; want not taken", ok, err)
+			var ended *agent.AskEndedError
+			if ok, err := e.Submit(ctx, s1, p.ID, agent.Answer{Values: []byte(picked)}, nil); ok || !errors.As(err, &ended) || ended.Status != "withdrawn" {
+				t.Errorf("an answer to the withdrawn card = %v, %v; want not taken, withdrawn", ok, err)
 			}
 			if got := roles(t, st, "c1"); !slices.Equal(got[:4], []store.Role{u, a, tool, u}) || got[len(got)-1] != reply {
 				t.Errorf("history after the withdrawal: %v, want user, assistant, tool (withdrawn), user, …, reply", got)

@@ -3,7 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/kindkit/kindkit/store"
 )
@@ -11,6 +15,7 @@ import (
 // The paths by which an ask ends (Record.Via).
 const (
 	ViaCard     = "card"     // a person answered it through a transport (Submit, Confirm)
+	ViaTool     = "tool"     // its host tool answered it from outside the call (Answerer: an MCP server's completion notice)
 	ViaWords    = "words"    // its own session wrote a message instead, naming it (Message.Withdraw)
 	ViaWithdraw = "withdraw" // another session's message withdrew it
 	ViaDeadline = "deadline" // its deadline passed
@@ -146,4 +151,82 @@ func AskRecordOf(p *store.Park) AskRecord {
 		}
 	}
 	return a
+}
+
+// AskEndedError is Submit's and Confirm's error for an answer that came
+// after its ask ended: answered (here or elsewhere), declined, expired,
+// withdrawn or stopped. It says what happened and when, for as long as
+// the store keeps the ask (store.EndedPark); an ask it no longer knows is
+// just not pending (ok false, no error).
+type AskEndedError struct {
+	ID string
+	// Status is the outcome's: submitted, declined, no_response,
+	// withdrawn, cancelled, approved or denied.
+	Status string
+	// At is when it ended, and Via how (Record); zero for an ask that
+	// ended before the store kept records.
+	At  time.Time
+	Via string
+}
+
+// endedWords are what became of an ask, by its outcome's status.
+var endedWords = map[string]string{
+	"submitted":   "was answered",
+	"declined":    "was declined",
+	"no_response": "expired",
+	"withdrawn":   "was withdrawn: a message came instead",
+	"cancelled":   "was stopped",
+	"approved":    "was approved",
+	"denied":      "was rejected",
+}
+
+func (e *AskEndedError) Error() string {
+	what := endedWords[e.Status]
+	if what == "" {
+		what = "ended"
+	}
+	msg := "this card " + what
+	if !e.At.IsZero() {
+		msg += " at " + e.At.UTC().Format(time.RFC3339)
+	}
+	if e.Via == ViaDeadline || e.Via == ViaDrain {
+		msg += fmt.Sprintf(" (%s)", e.Via)
+	}
+	return msg
+}
+
+// Ended says what became of ask id of conversation conv when it is no
+// longer pending: an *AskEndedError, or nil when the store does not know
+// it (or it still waits).
+func (e *Engine) Ended(ctx context.Context, conv, id string) (*AskEndedError, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, nil // no ask was ever named so
+	}
+	p, err := e.cfg.Store.EndedPark(ctx, conv, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var o struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(p.Outcome, &o) // an outcome is always an object with a status
+	ended := &AskEndedError{ID: id, Status: o.Status}
+	if r := AskRecordOf(p).Record; r != nil {
+		ended.At, ended.Via = r.At, r.Via
+	}
+	return ended, nil
+}
+
+// late is Submit's and Confirm's result for an answer to ask id that
+// found it not pending: false, with what became of it when the store
+// knows.
+func (e *Engine) late(ctx context.Context, conv, id string) (bool, error) {
+	ended, err := e.Ended(ctx, conv, id)
+	if ended != nil {
+		return false, ended
+	}
+	return false, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -171,5 +172,58 @@ func TestConfirmationRecord(t *testing.T) {
 	if r.Asked != agent.AskedByConfirmation || r.Decision != "approved" || r.By != "ops" || r.Via != agent.ViaCard ||
 		string(r.Arguments) != `{"id":42}` || rs[0].Kind != "" || rs[0].Tool != "delete_record" {
 		t.Errorf("the confirmation's record: %+v %+v", rs[0], r)
+	}
+}
+
+// An answer that comes after its ask ended learns what became of it and
+// when, on every store; one to an ask nobody raised is just not taken.
+func TestLateAnswer(t *testing.T) {
+	ctx := context.Background()
+	answer := agent.Answer{Values: []byte(picked)}
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			clock := clockwork.NewFakeClock()
+			e := engine(t, st, script(t, "Pro it is."), clock)
+			late := func(conv string, s *store.Session, id string) *agent.AskEndedError {
+				t.Helper()
+				ok, err := e.Submit(ctx, s, id, answer, nil)
+				var ended *agent.AskEndedError
+				if ok || !errors.As(err, &ended) {
+					t.Fatalf("a late answer = %v, %v; want an *AskEndedError", ok, err)
+				}
+				return ended
+			}
+			sess, f, p := parkOne(t, e, st, "hello")
+			if ok, err := e.Submit(ctx, sess, p.ID, answer, nil); !ok || err != nil {
+				t.Fatalf("Submit = %v, %v", ok, err)
+			}
+			f.next(t, agent.EventReply)
+			e.Wait()
+			if ended := late("c1", sess, p.ID); ended.Status != "submitted" || ended.Via != agent.ViaCard || ended.At.IsZero() ||
+				!strings.HasPrefix(ended.Error(), "this card was answered at ") {
+				t.Errorf("answered twice: %+v (%v)", ended, ended)
+			}
+
+			s2, _ := twoSessions(t, st, "c2")
+			g := newFollower()
+			t.Cleanup(e.Subscribe(ctx, "c2", func(ev agent.Event) { g.events <- ev }))
+			if err := e.Send(ctx, s2, agent.Message{RequestID: "r1", Text: "hi"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			prompt := g.next(t, agent.EventPrompt)
+			waitFor(t, clock, func() bool { _, err := st.PendingPark(ctx, "c2"); return err != nil }, time.Hour)
+			e.Wait()
+			if ended := late("c2", s2, prompt.Park.ID); ended.Status != "no_response" || ended.Via != agent.ViaDeadline ||
+				!strings.Contains(ended.Error(), "expired at ") {
+				t.Errorf("answered after the deadline: %+v (%v)", ended, ended)
+			}
+
+			for _, id := range []string{store.NewID(), "not-an-id"} {
+				if ok, err := e.Submit(ctx, sess, id, answer, nil); ok || err != nil {
+					t.Errorf("Submit(%q), an ask nobody raised = %v, %v; want false, nil", id, ok, err)
+				}
+			}
+		})
 	}
 }

@@ -225,8 +225,14 @@ func (c *conn) loadSession(ctx context.Context, id, requestID string, notFound f
 	return sess, true
 }
 
-func noPendingEvent(f *frame) event {
-	return errorEvent(f.RequestID, codeNoPendingInteract, fmt.Sprintf("no interaction is awaiting submission for session '%s'", f.SessionID))
+// noPendingEvent is the reference's NO_PENDING_INTERACTION; when the
+// card named ended, its message goes on to say how and when.
+func noPendingEvent(f *frame, ended *agent.AskEndedError) event {
+	msg := fmt.Sprintf("no interaction is awaiting submission for session '%s'", f.SessionID)
+	if ended != nil {
+		msg += ": " + ended.Error()
+	}
+	return errorEvent(f.RequestID, codeNoPendingInteract, msg)
 }
 
 func (c *conn) getSession(ctx context.Context, f *frame) {
@@ -306,7 +312,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "submit_interaction requires a 'sessionId'"))
 		return
 	}
-	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, func() event { return noPendingEvent(f) })
+	sess, ok := c.loadSession(ctx, f.SessionID, f.RequestID, func() event { return noPendingEvent(f, nil) })
 	if !ok {
 		return
 	}
@@ -318,7 +324,11 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	}
 	p, err := s.store.PendingPark(ctx, sess.ConversationID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.Type != store.ParkInteraction) {
-		c.send(noPendingEvent(f))
+		ended, err := s.engine.Ended(ctx, sess.ConversationID, f.InteractionID)
+		if err != nil {
+			c.srv.log.Warn("look up an ended card", "err", err)
+		}
+		c.send(noPendingEvent(f, ended))
 		return
 	}
 	if err != nil {
@@ -378,7 +388,12 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 		c.follow(&following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}, immediate(f.RequestID, 200, message, ack))
 	})
 	var invalid *agent.InvalidAnswerError
+	var ended *agent.AskEndedError
 	switch {
+	case errors.As(err, &ended) && held:
+		return false // taken meanwhile: the caller reads what is pending now
+	case errors.As(err, &ended):
+		c.send(noPendingEvent(f, ended))
 	case errors.As(err, &invalid):
 		c.send(nested("interaction_invalid", f.RequestID, object{
 			"interactionId": p.ID, "kind": p.Kind, "errors": invalid.Errors, "message": msgFieldsInvalid}))
@@ -389,7 +404,7 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 	case !ok && held:
 		return false
 	case !ok:
-		c.send(noPendingEvent(f))
+		c.send(noPendingEvent(f, nil))
 	}
 	return true
 }
@@ -757,11 +772,14 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 		c.follow(&following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID},
 			immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
 	})
-	if err != nil {
+	var ended *agent.AskEndedError
+	switch {
+	case errors.As(err, &ended):
+		noPending.Error.Message += ": " + ended.Error()
+		c.send(noPending)
+	case err != nil:
 		c.internalError(f.RequestID, err, "take confirmation")
-		return
-	}
-	if !ok {
+	case !ok:
 		c.send(noPending)
 	}
 }

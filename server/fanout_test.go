@@ -152,7 +152,7 @@ func TestMessageWithdrawsCard(t *testing.T) {
 		t.Errorf("raising tab watching the new turn: %q, %v", text, end)
 	}
 	submitPlan(a, sidA, iid)
-	if ev := a.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
+	if ev := a.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" || !strings.Contains(errorMessage(ev), ": this card was withdrawn: a message came instead at ") {
 		t.Errorf("submit of the withdrawn card: %v", ev)
 	}
 	m.mu.Lock()

@@ -151,7 +151,9 @@ func TestCancelWhileParked(t *testing.T) {
 		t.Errorf("cancelled: %v", ev)
 	}
 	c.Send(`{"action":"submit_interaction","requestId":"T","sessionId":"` + sid + `","interactionId":"` + iid + `","values":{"answers":[{"header":"Plan","options":["Pro"]}]}}`)
-	if ev := c.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" {
+	// The reference's code, its message, and then what became of the card.
+	if ev := c.Expect("error")[0]; errorCode(ev) != "NO_PENDING_INTERACTION" ||
+		!strings.HasPrefix(errorMessage(ev), "no interaction is awaiting submission for session '"+sid+"': this card was stopped at ") {
 		t.Errorf("submit after cancel: %v", ev)
 	}
 	c.Send(`{"action":"send_message","requestId":"T3","sessionId":"` + sid + `","message":"again"}`)

@@ -58,6 +58,12 @@ var (
 	errorCode = wstest.ErrorCode
 )
 
+// errorMessage is an error event's message.
+func errorMessage(ev map[string]any) string {
+	msg, _ := path(ev, "error", "message").(string)
+	return msg
+}
+
 func TestDemoFlow(t *testing.T) {
 	_, url := startServer(t, servertest.Config{Model: demo.Model{}})
 	c := dial(t, url)

@@ -301,6 +301,11 @@ type Store interface {
 	// cards a history page shows as ended. A store serves it from an
 	// index on (conversation, time saved).
 	EndedParks(ctx context.Context, conversationID string, since time.Time, before string, limit int) ([]*Park, error)
+	// EndedPark returns the conversation's park id once it ended with an
+	// Outcome (one EndedParks lists), so that a late answer learns what
+	// became of it; ErrNotFound while it is pending, and when the
+	// conversation has no such park.
+	EndedPark(ctx context.Context, conversationID, id string) (*Park, error)
 
 	// SaveStep stores a step of the owed turn held by l, renewing the
 	// lease to l.Until; ErrLeaseLost when l is not held.

@@ -163,9 +163,12 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	taken, err := h.eng.Submit(r.Context(), sess, in.InteractionID, agent.Answer{Values: in.Values, Declined: in.Declined}, nil)
 	var invalid *agent.InvalidAnswerError
+	var ended *agent.AskEndedError
 	switch {
 	case errors.As(err, &invalid):
 		reply(w, http.StatusUnprocessableEntity, invalid.Errors)
+	case errors.As(err, &ended):
+		http.Error(w, ended.Error(), http.StatusConflict) // answered, expired, withdrawn or stopped, and when
 	case err != nil:
 		fail(w, err)
 	case !taken:

@@ -43,6 +43,7 @@ const (
 	opTakePark
 	opExpiredParks
 	opEndedParks
+	opEndedPark
 	opSaveStep
 	opRenewLease
 	opOwedTurns
@@ -52,7 +53,7 @@ const (
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
 	"create_session", "session", "set_contact", "append_messages", "start_turn", "messages", "save_park", "pending_park", "take_park",
-	"expired_parks", "ended_parks", "save_step", "renew_lease", "owed_turns", "claim_turn"}
+	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn"}
 
 // Store returns s with every operation timed. A store that is
 // store.Shared stays so.
@@ -153,6 +154,11 @@ func (t *timedStore) ExpiredParks(ctx context.Context, now time.Time, limit int)
 func (t *timedStore) SaveStep(ctx context.Context, l store.Lease, s store.Step) error {
 	defer t.since(opSaveStep, time.Now())
 	return t.s.SaveStep(ctx, l, s)
+}
+
+func (t *timedStore) EndedPark(ctx context.Context, conversationID, id string) (*store.Park, error) {
+	defer t.since(opEndedPark, time.Now())
+	return t.s.EndedPark(ctx, conversationID, id)
 }
 
 func (t *timedStore) EndedParks(ctx context.Context, conversationID string, since time.Time, before string, limit int) ([]*store.Park, error) {

@@ -507,6 +507,25 @@ func (s *Store) ExpiredParks(_ context.Context, now time.Time, limit int) ([]*st
 // EndedParks reads the list of ended parks a conversation keeps beside
 // its messages (and loses with them), ordered as the SQL stores order
 // them.
+func (s *Store) EndedPark(_ context.Context, conv, id string) (*store.Park, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[conv]
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	for _, enc := range slices.Backward(c.ended) {
+		p, err := readPark(enc)
+		if err != nil {
+			return nil, err
+		}
+		if p.ID == id {
+			return p, nil
+		}
+	}
+	return nil, store.ErrNotFound
+}
+
 func (s *Store) EndedParks(_ context.Context, id string, since time.Time, before string, limit int) ([]*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

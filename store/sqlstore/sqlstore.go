@@ -1158,6 +1158,16 @@ func (s *Store) ExpiredParks(ctx context.Context, now time.Time, limit int) ([]*
 
 const expiredParks = `SELECT ` + parkCols + ` FROM parks WHERE state = 'pending' AND COALESCE(deadline, 0) < $1 ORDER BY COALESCE(deadline, 0) LIMIT $2`
 
+// EndedPark finds the park by its key, and checks that it is of the
+// conversation and ended with an outcome.
+func (s *Store) EndedPark(ctx context.Context, conv, id string) (*store.Park, error) {
+	p, err := scanPark(s.rdb.QueryRowContext(ctx, `SELECT `+parkCols+` FROM parks WHERE id = $1 AND ck = `+convKey(2)+` AND outcome IS NOT NULL`, id, conv))
+	if err != nil {
+		return nil, s.wrap("get ended park", err)
+	}
+	return p, nil
+}
+
 // EndedParks reads the index parks_conversation_created from since on.
 func (s *Store) EndedParks(ctx context.Context, conversationID string, since time.Time, before string, limit int) ([]*store.Park, error) {
 	n, err := nanos(since)

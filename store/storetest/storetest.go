@@ -1232,6 +1232,17 @@ func testEndedParks(t *testing.T, s store.Store) {
 	if got[1].State != store.ParkExpired || !jsonEqual(got[1].Outcome, json.RawMessage(`{"status":"no_response"}`)) || got[1].Record != nil {
 		t.Errorf("ended park p0: state %s, outcome %s, record %s", got[1].State, got[1].Outcome, got[1].Record)
 	}
+	// One by its id, as a late answer looks it up.
+	if p, err := s.EndedPark(ctx, "c1", "p1"); err != nil || cmp.Diff(want, p, opts) != "" {
+		t.Errorf("EndedPark(c1, p1) = %+v, %v; want %+v", p, err, want)
+	}
+	for _, tc := range []struct{ conv, id, why string }{
+		{"c1", "p5", "pending"}, {"c1", "p2", "replaced, with no outcome"}, {"c2", "p1", "another conversation's"},
+		{"c1", "nope", "unknown"}, {"nope", "p1", "of an unknown conversation"}} {
+		if p, err := s.EndedPark(ctx, tc.conv, tc.id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("EndedPark(%s, %s), %s = %+v, %v; want ErrNotFound", tc.conv, tc.id, tc.why, p, err)
+		}
+	}
 	for _, tc := range []struct {
 		conv   string
 		since  time.Time
