@@ -33,6 +33,9 @@ export function invalid(errors, message) {
   return err;
 }
 
+// REQUIRED is a required field's error when it is left empty.
+export const REQUIRED = "This is required.";
+
 // errorSlot makes a field's error line and the mark function that fills
 // it and flags the controls.
 export function errorSlot(controls) {
@@ -47,6 +50,23 @@ export function errorSlot(controls) {
     }
   };
   return { err, mark };
+}
+
+// enterMovesOn makes Enter in a one-line input move on to next() (a
+// control, or null) or, when there is none, to the card's Submit: a card
+// of several fields is never sent half filled by a stray Enter.
+// Focus moves on the key's release: moved sooner, the key's press would
+// reach the Submit button and send the card.
+export function enterMovesOn(input, next) {
+  for (const type of ["keydown", "keypress", "keyup"]) {
+    input.addEventListener(type, (e) => {
+      if (e.key !== "Enter" || e.isComposing) return;
+      e.preventDefault();
+      if (type !== "keyup") return;
+      const target = next() || (input.form && input.form.querySelector('button[type="submit"]'));
+      if (target) target.focus();
+    });
+  }
 }
 
 export function requiredMark() {

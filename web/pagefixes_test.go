@@ -1,0 +1,124 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/kinds"
+)
+
+// countFrames makes the page keep the action of every frame it sends, in
+// window.__sent.
+const countFrames = `(() => {
+	window.__sent = [];
+	const send = WebSocket.prototype.send;
+	WebSocket.prototype.send = function (d) { try { window.__sent.push(JSON.parse(d).action) } catch (e) {} return send.call(this, d) };
+})()`
+
+// TestPageFixes: the smaller things of issue 40, each as a person meets it.
+func TestPageFixes(t *testing.T) {
+	chromium(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t)
+	const identity = `.card[data-kind="identity_intake"]`
+
+	// Enter in a contact field moves on to the next field and, from the
+	// last, to Submit: the card is never sent half filled by a stray Enter.
+	t.Run("IdentityEnterMovesOn", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.open(startServer(t, catalog, []agent.ScriptEntry{
+			{Kind: "toolCall", Name: "request_identity_intake", Arguments: `{"fields":["name","email",{"key":"phone","required":false,"label":"Mobile"}],"reason":"to send you the quote"}`},
+			{Kind: "text", Text: "Thanks, Ada."},
+		}))
+		p.say("send me a quote", true)
+		p.do("the identity form", chromedp.WaitVisible(chromedp.CSS(identity+` input[name="name"]`)))
+		focused := func(sel string) bool {
+			return eval[bool](p, `document.activeElement === document.querySelector('`+identity+` `+sel+`')`)
+		}
+		for _, step := range []struct{ field, text, next string }{
+			{"name", "Ada", `input[name="email"]`},
+			{"email", "ada@example.com", `input[name="phone"]`},
+			{"phone", "", `button[type="submit"]`},
+		} {
+			p.do("Enter in "+step.field, chromedp.Focus(chromedp.CSS(identity+` input[name="`+step.field+`"]`)),
+				chromedp.SendKeys(chromedp.CSS(identity+` input[name="`+step.field+`"]`), step.text), chromedp.KeyEvent("\r"))
+			if got := eval[string](p, `document.querySelector('`+identity+`').dataset.state`); got != "open" {
+				t.Fatalf("Enter in %s sent the card (state %s)", step.field, got)
+			}
+			if !focused(step.next) {
+				t.Errorf("Enter in %s moved focus to %s, want %s", step.field, eval[string](p, `document.activeElement.outerHTML.slice(0, 80)`), step.next)
+			}
+		}
+		p.do("Enter on Submit", chromedp.KeyEvent("\r"))
+		p.waitFor("the answered card", `document.querySelector('`+identity+`').dataset.state === "answered"`)
+		if got := p.text(identity + ` .card-status`); got != "Name: Ada · Email: ada@example.com" {
+			t.Errorf("card status %q", got)
+		}
+	})
+
+	// An empty contact card is not sent: each required field says it is
+	// required, flagged for assistive technology, and focus goes to the
+	// first; a card of optional fields asks for one by the fields' names.
+	t.Run("IdentityRequiredChecked", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.open(startServer(t, catalog, []agent.ScriptEntry{
+			{Kind: "toolCall", Name: "request_identity_intake", Arguments: `{"fields":["name","email",{"key":"phone","required":false,"label":"Mobile"}],"reason":"to send you the quote"}`},
+			{Kind: "text", Text: "Thanks."},
+		}))
+		p.say("send me a quote", true)
+		p.do("the identity form", chromedp.WaitVisible(chromedp.CSS(identity+` input[name="email"]`)))
+		p.do("count frames", chromedp.Evaluate[chromedp.Void](countFrames))
+		p.do("submit it empty", chromedp.Click(chromedp.CSS(identity+` button[type="submit"]`)))
+		for _, f := range []string{"name", "email"} {
+			sel := identity + ` .field[data-field="` + f + `"]`
+			p.do("the "+f+" error", chromedp.WaitVisible(chromedp.CSS(sel+` .field-error`)))
+			if got := p.text(sel + ` .field-error`); got != "This is required." {
+				t.Errorf("%s error %q", f, got)
+			}
+			if got := eval[string](p, `document.querySelector('`+sel+` input').getAttribute("aria-invalid")`); got != "true" {
+				t.Errorf("%s aria-invalid=%q", f, got)
+			}
+			if !eval[bool](p, `document.querySelector('`+sel+` input').getAttribute("aria-describedby").split(" ").includes(document.querySelector('`+sel+` .field-error').id)`) {
+				t.Errorf("%s is not described by its error", f)
+			}
+		}
+		if got := p.text(identity + ` .field[data-field="phone"] .field-error`); got != "" {
+			t.Errorf("the optional phone has an error: %q", got)
+		}
+		if got := p.text(identity + ` .card-error`); strings.Contains(got, "name/email") {
+			t.Errorf("the card's error names raw keys: %q", got)
+		}
+		if !eval[bool](p, `document.activeElement === document.querySelector('`+identity+` input[name="name"]')`) {
+			t.Errorf("focus on %s, want the first field in error", eval[string](p, `document.activeElement.outerHTML.slice(0, 80)`))
+		}
+		if sent := eval[[]string](p, `window.__sent`); strings.Contains(strings.Join(sent, " "), "submit_interaction") {
+			t.Errorf("the empty card was sent: %q", sent)
+		}
+		p.do("fill it in", chromedp.SendKeys(chromedp.CSS(identity+` input[name="name"]`), "Ada"),
+			chromedp.SendKeys(chromedp.CSS(identity+` input[name="email"]`), "ada@example.com"),
+			chromedp.Click(chromedp.CSS(identity+` button[type="submit"]`)))
+		p.waitFor("the answered card", `document.querySelector('`+identity+`').dataset.state === "answered"`)
+	})
+
+	t.Run("IdentityAllOptional", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.open(startServer(t, catalog, []agent.ScriptEntry{
+			{Kind: "toolCall", Name: "request_identity_intake", Arguments: `{"fields":[{"key":"name","required":false},{"key":"phone","required":false,"label":"Mobile"}],"reason":"to call you back"}`},
+			{Kind: "text", Text: "Thanks."},
+		}))
+		p.say("call me", true)
+		p.do("the identity form", chromedp.WaitVisible(chromedp.CSS(identity+` input[name="phone"]`)))
+		p.do("submit it empty", chromedp.Click(chromedp.CSS(identity+` button[type="submit"]`)))
+		p.do("the card's error", chromedp.WaitVisible(chromedp.CSS(identity+` .card-error`)))
+		if got := p.text(identity + ` .card-error`); !strings.Contains(got, "Name") || !strings.Contains(got, "Mobile") || strings.Contains(got, "name/") {
+			t.Errorf("the card's error %q, want the fields named as the card names them", got)
+		}
+	})
+
+}
