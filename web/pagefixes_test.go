@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 )
 
@@ -119,6 +120,18 @@ func TestPageFixes(t *testing.T) {
 		if got := p.text(identity + ` .card-error`); !strings.Contains(got, "Name") || !strings.Contains(got, "Mobile") || strings.Contains(got, "name/") {
 			t.Errorf("the card's error %q, want the fields named as the card names them", got)
 		}
+	})
+
+	// A reply that fails live offers to ask again, as it does after a
+	// reload.
+	t.Run("RetryAfterLiveFailure", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: failingModel{}}))
+		p.say("hello", true)
+		p.waitFor("the error", `document.querySelector('.msg.assistant .turn-error')`)
+		p.do("try again", chromedp.Click(chromedp.CSS(`.msg.assistant button.retry`), chromedp.NodeVisible))
+		p.waitFor("the message sent again", `[...document.querySelectorAll('.msg.user')].filter(m => m.innerText.includes("hello")).length === 2`)
+		p.waitFor("its reply fails too", `document.querySelectorAll('.msg.assistant .turn-error').length === 2`)
 	})
 
 }

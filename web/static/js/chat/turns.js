@@ -336,6 +336,7 @@ export function onError(m) {
   const t = rid && state.turns.get(rid);
   if (t && !t.done) {
     finishTurn(t, readable(err), true);
+    if (t.asked) t.el.append(retryButton(t.asked)); // as the history offers it
     if (err.code === "SESSION_NOT_FOUND") reconnectNow();
     return;
   }
