@@ -134,4 +134,29 @@ func TestPageFixes(t *testing.T) {
 		p.waitFor("its reply fails too", `document.querySelectorAll('.msg.assistant .turn-error').length === 2`)
 	})
 
+	// Copy of a reply that had a card between its words keeps them apart
+	// with a blank line, live and after a reload.
+	t.Run("CopyAroundCard", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: &stepsModel{}}))
+		p.say("compare the plans", true)
+		card := `.card[data-kind="choices"][data-state="open"]`
+		p.do("the card", chromedp.WaitVisible(chromedp.CSS(card+` button[type="submit"]`)))
+		p.do("answer", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Pro"]`)), chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+		const want = "Let me ask you something first.\n\n## Comparison\n\nPro has SSO."
+		for _, where := range []string{"live", "history"} {
+			if where == "history" {
+				p.do("reload", chromedp.Reload())
+				p.waitFor("the history", `document.querySelector('.history .msg.assistant h2')`)
+			}
+			p.do("copy the reply ("+where+")", chromedp.WaitVisible(chromedp.CSS(`.msg.assistant > button.copy`)),
+				chromedp.Evaluate[chromedp.Void](`window.__copied = null; navigator.clipboard.writeText = async (s) => { window.__copied = s }`),
+				chromedp.Click(chromedp.CSS(`.msg.assistant > button.copy`)))
+			p.waitFor("the copied text", `window.__copied !== null`)
+			if got := eval[string](p, `window.__copied`); got != want {
+				t.Errorf("%s: Copy put %q on the clipboard, want %q", where, got, want)
+			}
+		}
+	})
+
 }

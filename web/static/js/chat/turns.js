@@ -93,13 +93,24 @@ export function onToken(m) {
   if (!t || t.done) return;
   const tok = m.token ?? (m.data && m.data.token) ?? "";
   if (!tok) return;
+  let step = false;
   if (!t.seg || t.seg.nextSibling !== t.typing) {
     t.seg = reply("");
     put(t, t.seg);
+    step = true;
   }
   t.seg.md += tok;
   keepScrolled(() => drawMarkdown(t.seg));
-  t.text += tok;
+  // Words after a card or a tool's line are the model's next step: what
+  // Copy copies keeps them a block of their own, as the history does.
+  t.text = step ? joinSteps(t.text, tok) : t.text + tok;
+}
+
+// joinSteps appends a step's text to the reply's so far, as the server's
+// agent.JoinSteps makes a turn's reply.
+export function joinSteps(before, step) {
+  if (!before || !step || before.endsWith("\n\n") || step.startsWith("\n")) return before + step;
+  return before + (before.endsWith("\n") ? "\n" : "\n\n") + step;
 }
 
 // plumbing tells the tools whose lines the transcript hides: a kind's
