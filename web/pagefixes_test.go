@@ -159,4 +159,20 @@ func TestPageFixes(t *testing.T) {
 		}
 	})
 
+	// A draft belongs to its tab: a second tab opens with an empty
+	// composer, while the first keeps its draft through a reload.
+	t.Run("DraftPerTab", func(t *testing.T) {
+		url := startServer(t, catalog, []agent.ScriptEntry{{Kind: "text", Text: "Noted."}})
+		a := newPage(t, browser)
+		a.open(url)
+		a.do("type a draft", chromedp.SendKeys(chromedp.CSS("#message"), "only for this tab"))
+		b := newPage(t, browser)
+		b.open(url)
+		if got := eval[string](b, `document.querySelector("#message").value`); got != "" {
+			t.Errorf("a second tab opens with %q in its composer", got)
+		}
+		a.do("reload the first tab", chromedp.Reload())
+		a.waitFor("its draft after the reload", `document.querySelector("#message").value === "only for this tab"`)
+	})
+
 }
