@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -173,6 +175,30 @@ func TestPageFixes(t *testing.T) {
 		}
 		a.do("reload the first tab", chromedp.Reload())
 		a.waitFor("its draft after the reload", `document.querySelector("#message").value === "only for this tab"`)
+	})
+
+	// A code block that scrolls is a named region: aria-label on a pre of
+	// no role is prohibited.
+	t.Run("CodeBlockRegion", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.open(startServer(t, catalog, []agent.ScriptEntry{{Kind: "text", Text: "Run:\n\n```\ngo run ./cmd/kindserver\n```\n"}}))
+		p.say("how?", true)
+		p.waitFor("the code block", `document.querySelector('.msg.assistant .md pre')`)
+		if got := eval[string](p, `(() => { const pre = document.querySelector('.msg.assistant .md pre'); return [pre.getAttribute("role"), pre.getAttribute("aria-label"), pre.tabIndex].join(" ") })()`); got != "region Code 0" {
+			t.Errorf("the code block's role, name and tab index: %q, want region Code 0", got)
+		}
+		if os.Getenv("KINDKIT_TEST_AXE") != "" {
+			p.do("load axe-core", chromedp.Evaluate[chromedp.Void](axeSource(t)))
+			ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+			defer cancel()
+			found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`axe.run(document.querySelector('.msg.assistant .md pre'), {runOnly: ["aria-prohibited-attr"]}).then(r => [...r.violations, ...r.incomplete].map(v => v.id))`, chromedp.EvalAwaitPromise))
+			if err != nil {
+				t.Fatalf("run axe: %v", err)
+			}
+			if len(found) > 0 {
+				t.Errorf("axe on the code block: %q", found)
+			}
+		}
 	})
 
 }

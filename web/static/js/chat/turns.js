@@ -64,8 +64,10 @@ export function drawMarkdown(node) {
   // keyboard; a table scrolls rather than breaking its words.
   // A code block has a copy of its own: what a reply's code says is what
   // people copy most.
+  // A pre of no role may not be named: a named region is what it is.
   for (const pre of node.querySelectorAll("pre")) {
     pre.setAttribute("tabindex", "0");
+    pre.setAttribute("role", "region");
     pre.setAttribute("aria-label", "Code");
     pre.after(copyButton(pre.textContent, "Copy code block", "Copy code"));
   }
