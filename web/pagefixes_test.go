@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -198,6 +200,43 @@ func TestPageFixes(t *testing.T) {
 			if len(found) > 0 {
 				t.Errorf("axe on the code block: %q", found)
 			}
+		}
+	})
+
+	// A write confirmation that waits can be stopped: the person may
+	// rather say what to do instead.
+	t.Run("StopWhileConfirmationWaits", func(t *testing.T) {
+		var ran atomic.Int32
+		model, err := agent.NewScripted([]agent.ScriptEntry{
+			{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":"42"}`},
+			{Kind: "text", Text: "Record 43, then."},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newPage(t, browser)
+		p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, ConfirmTools: []string{"delete"},
+			Tools: []agent.HostTool{{Tool: agent.Tool{Name: "delete_record", Parameters: []byte(`{"type":"object"}`)},
+				Run: func(context.Context, json.RawMessage) (agent.Result, error) {
+					ran.Add(1)
+					return agent.Result{Text: "deleted"}, nil
+				}}}}))
+		p.say("delete record 42", true)
+		card := `.card[data-kind="confirmation"]`
+		p.do("the confirmation", chromedp.WaitVisible(chromedp.CSS(card+` button.primary`)))
+		p.do("stop", chromedp.Click(chromedp.CSS("#stop"), chromedp.NodeVisible, chromedp.NodeEnabled))
+		p.waitFor("the stopped turn", `[...document.querySelectorAll('.msg.assistant .turn-note')].some(n => n.innerText.includes("Stopped."))`)
+		if got := eval[string](p, `document.querySelector('`+card+`').dataset.state`); got == "open" {
+			t.Error("the confirmation is still open after Stop")
+		}
+		if !eval[bool](p, `[...document.querySelectorAll('`+card+` button')].every(b => b.disabled)`) {
+			t.Error("the confirmation can still be answered after Stop")
+		}
+		p.do("the composer again", chromedp.WaitEnabled(chromedp.CSS("#send")), chromedp.WaitNotVisible(chromedp.CSS("#stop")))
+		p.say("no, record 43", true)
+		p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Record 43, then."))`)
+		if n := ran.Load(); n != 0 {
+			t.Errorf("the stopped tool ran %d times", n)
 		}
 	})
 

@@ -16,8 +16,11 @@ export function updateComposer() {
   const turn = state.active && state.turns.get(state.active);
   const card = openCard();
   const running = !!turn && !turn.parked && !turn.done;
+  // A write confirmation is answered by its buttons alone, not in words:
+  // Stop, while it waits, is how the person says "not that" and goes on.
+  const confirming = !!turn && !turn.done && !!turn.confirm && turn.confirm.state === "open";
   el.send.disabled = !online || (!!state.active && !card);
-  el.stop.hidden = !running;
+  el.stop.hidden = !running && !confirming;
   el.stop.disabled = !online;
   // Short enough for a phone's composer: the card says what it asks.
   el.message.placeholder = card ? "Or answer in words…" : "Write a message…";
@@ -27,7 +30,8 @@ export function updateComposer() {
 }
 
 // bindStop wires Stop: the active turn, named by its requestId, which the
-// server stops wherever it runs.
+// server stops wherever it runs; a turn parked on a write confirmation
+// has its park cancelled, and the call is not made.
 export function bindStop() {
   el.stop.addEventListener("click", () => {
     if (!state.active) return;
