@@ -7,12 +7,17 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/agent/mcp"
+	"github.com/kindkit/kindkit/gen/elicitationgen"
+	"github.com/kindkit/kindkit/internal/mcptest"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/kinds/elicitation"
 )
 
 // countFrames makes the page keep the action of every frame it sends, in
@@ -240,4 +245,51 @@ func TestPageFixes(t *testing.T) {
 		}
 	})
 
+}
+
+// TestLinkCardWaits: while a link card (an MCP server's URL-mode
+// elicitation) waits, its tool reads as waiting for the person, the card
+// shows no reason worded for the model, and the composer does not offer
+// to answer a link in words.
+func TestLinkCardWaits(t *testing.T) {
+	chromium(t)
+	everything := mcptest.Everything(t)
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
+		Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	model, err := agent.NewScripted([]agent.ScriptEntry{
+		{Kind: "toolCall", Name: "everything__trigger-url-elicitation", Arguments: `{"url":"https://accounts.example.com/connect","message":"Connect your account to continue."}`},
+		{Kind: "text", Text: "Thanks."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPage(t, startBrowser(t))
+	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, ToolSets: []agent.ToolSet{src}, ParkTimeout: time.Hour}))
+	p.say("connect my account", true)
+	card := `.card[data-kind="elicitation"]`
+	p.do("the link card", chromedp.WaitVisible(chromedp.CSS(card+` a.link-url`)))
+	if got := p.text(card + ` .card-reason`); strings.Contains(got, "asks, for its tool") || strings.Contains(got, "Asked everything") {
+		t.Errorf("the card's reason reads %q", got)
+	}
+	tool := `.tool[data-tool="everything__trigger-url-elicitation"]`
+	p.waitFor("the tool line", `document.querySelector('`+tool+`')`)
+	if got := p.text(tool + ` .tool-state`); got != "waiting for your answer" {
+		t.Errorf("the tool line says %q while the link card waits", got)
+	}
+	if ph := eval[string](p, `document.querySelector("#message").placeholder`); strings.Contains(ph, "in words") {
+		t.Errorf("the composer offers %q for a link card", ph)
+	}
+	p.do("Done", chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	p.waitFor("the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("Thanks."))`)
+	p.waitFor("the tool done", `document.querySelector('`+tool+`').dataset.state === "done"`)
+	if ph := eval[string](p, `document.querySelector("#message").placeholder`); ph != "Write a message…" {
+		t.Errorf("the composer's placeholder after the card: %q", ph)
+	}
 }

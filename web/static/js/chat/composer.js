@@ -1,5 +1,6 @@
 // The composer's state: whether Send and Stop may be used, and the card a
 // message would answer in words.
+import { isLink } from "../renderers/summary.js";
 import { send } from "./socket.js";
 import { el, state } from "./state.js";
 
@@ -22,8 +23,9 @@ export function updateComposer() {
   el.send.disabled = !online || (!!state.active && !card);
   el.stop.hidden = !running && !confirming;
   el.stop.disabled = !online;
-  // Short enough for a phone's composer: the card says what it asks.
-  el.message.placeholder = card ? "Or answer in words…" : "Write a message…";
+  // Short enough for a phone's composer: the card says what it asks. A
+  // link is opened, not answered in words.
+  el.message.placeholder = card && !isLink(card.kind, card.spec, card.info) ? "Or answer in words…" : "Write a message…";
   if (!online) el.send.title = "Not connected";
   else if (state.active && !card) el.send.title = "Wait for the reply, or stop it";
   else el.send.removeAttribute("title");

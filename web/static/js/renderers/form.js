@@ -18,6 +18,7 @@ export function newForm(spec, opts = {}) {
     aliases: new Map(), // index in the sent values → its row's path (rowPath)
     actions: { submit: "Submit", decline: "Decline" }, // the buttons' words
     labels: {}, // and how an end is said otherwise: {declined: "Cancelled"}
+    showReason: true, // false when the body says why it is asked itself
     blocked: false, // true when the form cannot be submitted at all
     // read returns the values, or throws an Error; one with errors
     // ([{field, message}]) says which fields are wrong.
