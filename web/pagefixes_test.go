@@ -245,6 +245,37 @@ func TestPageFixes(t *testing.T) {
 		}
 	})
 
+	// At a phone's width a table keeps its words on a line or two and
+	// scrolls sideways, with a shadow at the edge that hides more.
+	t.Run("TableAtPhoneWidth", func(t *testing.T) {
+		p := newPage(t, browser)
+		p.setLook(375, 740, true, "light")
+		p.open(startServer(t, catalog, []agent.ScriptEntry{{Kind: "text", Text: "| Plan | Seats | Single sign-on | Support |\n|---|---|---|---|\n" +
+			"| Starter | Up to 5 people | Not included in this plan | Community forum answers |\n| Enterprise | Unlimited | Included | Dedicated account manager |\n"}}))
+		p.say("compare", true)
+		p.waitFor("the table", `document.querySelector('.msg.assistant .md table')`)
+		lines := eval[[]int](p, `[...document.querySelectorAll('.msg.assistant .md tr > :last-child')].map(c => Math.round(c.querySelector("*") ? 0 : (() => { const r = document.createRange(); r.selectNodeContents(c); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size })()))`)
+		for i, n := range lines {
+			if n > 2 {
+				t.Errorf("row %d's last cell takes %d lines", i, n)
+			}
+		}
+		if !eval[bool](p, `(() => { const w = document.querySelector('.msg.assistant .md .table-scroll'); return w.scrollWidth > w.clientWidth })()`) {
+			t.Error("the table does not scroll sideways")
+		}
+		if !eval[bool](p, `getComputedStyle(document.querySelector('.msg.assistant .md .table-scroll')).backgroundImage.includes("gradient")`) {
+			t.Error("nothing hints that the table scrolls")
+		}
+		if w := eval[int](p, `document.documentElement.scrollWidth`); w > 375 {
+			t.Errorf("the page is %d px wide at 375 px", w)
+		}
+		png, err := chromedp.Run(p.ctx, chromedp.ScreenshotScale(chromedp.CSS(`.msg.assistant`), 2))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		saveScreenshot(t, "table-375.png", png)
+	})
+
 }
 
 // TestLinkCardWaits: while a link card (an MCP server's URL-mode
