@@ -276,6 +276,76 @@ func TestPageFixes(t *testing.T) {
 		saveScreenshot(t, "table-375.png", png)
 	})
 
+	// Scrolled up while a reply comes in, the person is offered a way back
+	// to its end, which goes when used or when they scroll there.
+	t.Run("JumpToLatest", func(t *testing.T) {
+		m := &dripModel{release: make(chan struct{})}
+		p := newPage(t, browser)
+		p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: m}))
+		jump := `#jump`
+		if eval[bool](p, `!document.querySelector("`+jump+`").hidden`) {
+			t.Error("Jump to latest shows with nothing to jump to")
+		}
+		p.say("tell me everything", true)
+		p.waitFor("a log that scrolls", `document.querySelector("#log").scrollHeight > document.querySelector("#log").clientHeight * 3`)
+		p.do("scroll up", chromedp.Evaluate[chromedp.Void](`document.querySelector("#log").scrollTop = 0`))
+		close(m.release)
+		p.waitFor("more of the reply", `[...document.querySelectorAll('.msg.assistant')].some(m => m.innerText.includes("The end."))`)
+		p.do("Jump to latest", chromedp.WaitVisible(chromedp.CSS(jump)))
+		if got := eval[string](p, `document.querySelector("`+jump+`").tagName + " " + document.querySelector("`+jump+`").innerText`); got != "BUTTON Jump to latest" {
+			t.Errorf("the jump control: %q", got)
+		}
+		if eval[int](p, `document.querySelector("#log").scrollTop`) != 0 {
+			t.Error("the log moved while the person read above")
+		}
+		png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		saveScreenshot(t, "jump-to-latest.png", png)
+		p.do("jump", chromedp.Click(chromedp.CSS(jump)))
+		p.waitFor("the end in view", `(() => { const l = document.querySelector("#log"); return l.scrollHeight - l.scrollTop - l.clientHeight < 2 })()`)
+		p.do("the button goes", chromedp.WaitNotVisible(chromedp.CSS(jump)))
+
+		// Scrolled up again, the next words bring it back; scrolling to the
+		// end by hand takes it away.
+		p.do("scroll up again", chromedp.Evaluate[chromedp.Void](`document.querySelector("#log").scrollTop = 0`))
+		p.say("more", true)
+		p.do("scroll up once more", chromedp.Evaluate[chromedp.Void](`document.querySelector("#log").scrollTop = 0`))
+		p.do("Jump to latest again", chromedp.WaitVisible(chromedp.CSS(jump)))
+		p.do("scroll to the end by hand", chromedp.Evaluate[chromedp.Void](`document.querySelector("#log").scrollTop = document.querySelector("#log").scrollHeight`))
+		p.do("the button goes again", chromedp.WaitNotVisible(chromedp.CSS(jump)))
+	})
+}
+
+// dripModel writes a long reply, then, once released, its end; a second
+// message gets a long reply at once.
+type dripModel struct {
+	calls   atomic.Int32
+	release chan struct{}
+}
+
+func (m *dripModel) Respond(ctx context.Context, req agent.ModelRequest, onText func(string)) (agent.ModelResponse, error) {
+	long := strings.Repeat("A line of a long answer.\n\n", 60)
+	if m.calls.Add(1) > 1 {
+		for range 60 {
+			onText("More words.\n\n")
+			select {
+			case <-time.After(30 * time.Millisecond):
+			case <-ctx.Done():
+				return agent.ModelResponse{}, ctx.Err()
+			}
+		}
+		return agent.ModelResponse{Text: strings.Repeat("More words.\n\n", 60), Position: req.Position + 1}, nil
+	}
+	onText(long)
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return agent.ModelResponse{}, ctx.Err()
+	}
+	onText("The end.")
+	return agent.ModelResponse{Text: long + "The end.", Position: req.Position + 1}, nil
 }
 
 // TestLinkCardWaits: while a link card (an MCP server's URL-mode
