@@ -23,7 +23,6 @@ export function makeCard(kind, spec, opts = {}) {
   const submit = h("button", { type: "submit", class: "primary" }, "Submit");
   const decline = h("button", { type: "button", class: "quiet" }, "Decline");
   const status = h("p", { class: "card-status", role: "status", tabindex: "-1" });
-  const reason = opts.reason ? h("p", { class: "card-reason", text: "Asked " + opts.reason }) : null;
 
   const card = {
     id, kind, info: opts.info, el: null, heading, state: "open",
@@ -100,6 +99,8 @@ export function makeCard(kind, spec, opts = {}) {
     summary: (values) => summary(kind, card.spec, values, card.info),
   };
   const form = draw(kind, spec, { info: opts.info, values: opts.values, editable: () => card.state === "open" });
+  const why = form.showReason ? reasonText(opts.reason) : "";
+  const reason = why ? h("p", { class: "card-reason", text: why }) : null;
   card.spec = form.spec;
   heading.textContent = form.title;
   submit.textContent = form.actions.submit;
@@ -134,6 +135,16 @@ export function makeCard(kind, spec, opts = {}) {
     if (opts.onDecline) opts.onDecline();
   });
   return card;
+}
+
+// reasonText is the line under a card's heading. A raise tool asks the
+// model for a phrase that follows "Asked" ("to send you the quote");
+// a reason worded otherwise is shown as a sentence of its own.
+export function reasonText(reason) {
+  const r = typeof reason === "string" ? reason.trim() : "";
+  if (!r) return "";
+  if (/^(to|for|so|because|in order)\b/.test(r)) return "Asked " + r;
+  return r[0].toUpperCase() + r.slice(1) + (/[.!?]$/.test(r) ? "" : ".");
 }
 
 // A card's draft, what was picked and typed, outlives a reload and a

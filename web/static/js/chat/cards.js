@@ -26,6 +26,13 @@ export function onInteraction(m) {
   }
   const card = chatCard(d, rid, t);
   state.cards.set(d.interactionId, card);
+  // A host tool's Ask (an MCP server's elicitation) comes while its tool
+  // runs: the tool waits for the card, and runs on once it is answered.
+  const running = [...t.tools].reverse().find((x) => !x.finished);
+  if (running) {
+    running.waiting();
+    card.tool = running;
+  }
   updateComposer();
   t.el.dataset.parked = "true";
   put(t, card.el);

@@ -12,7 +12,6 @@ export function onConfirmation(m) {
   t.parked = true;
   t.el.dataset.parked = "true";
   state.active = m.requestId;
-  updateComposer();
   const c = makeConfirmation(d.toolId, {
     description: d.actionDescription,
     onAnswer(approved) {
@@ -36,6 +35,7 @@ export function onConfirmation(m) {
   // (turns.js: showArgs).
   Object.assign(c, { turn: t, callShown: false });
   t.confirm = c;
+  updateComposer(); // Stop, for the confirmation that waits
   put(t, c.el);
   t.seg = null;
   c.heading.focus({ preventScroll: true });

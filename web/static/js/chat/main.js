@@ -3,7 +3,7 @@ import { bindStop, updateComposer } from "./composer.js";
 import { handle } from "./events.js";
 import { bindComposer } from "./sending.js";
 import { bindRetry, connect, listen } from "./socket.js";
-import { state } from "./state.js";
+import { bindJump, state } from "./state.js";
 import { bindMarkdown, connectionLost } from "./turns.js";
 
 export async function start() {
@@ -11,6 +11,7 @@ export async function start() {
   bindRetry();
   bindStop();
   bindComposer();
+  bindJump();
   listen({ message: handle, lost: connectionLost });
   updateComposer();
   try {

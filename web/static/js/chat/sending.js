@@ -44,7 +44,14 @@ export function bindComposer() {
 
   // The draft kept before a reload is back in the composer.
   try {
-    const draft = localStorage.getItem(DRAFT_KEY);
+    let draft = sessionStorage.getItem(DRAFT_KEY);
+    // An older page kept it in localStorage, for every tab: the first tab
+    // to load takes it.
+    const shared = localStorage.getItem(DRAFT_KEY);
+    if (shared !== null) {
+      localStorage.removeItem(DRAFT_KEY);
+      if (!draft) sessionStorage.setItem(DRAFT_KEY, (draft = shared));
+    }
     if (draft && !el.message.value) {
       el.message.value = draft;
       autosize();
@@ -87,13 +94,14 @@ export function autosize() {
 }
 
 // A draft outlives a reload, and a reload while offline: it is kept in
-// this browser until it is sent.
+// this tab's sessionStorage until it is sent. Another tab, which may be
+// writing something else to the same conversation, starts empty.
 const DRAFT_KEY = "kindkit.draft";
 
 function keepDraft() {
   try {
-    if (el.message.value.trim()) localStorage.setItem(DRAFT_KEY, el.message.value);
-    else localStorage.removeItem(DRAFT_KEY);
+    if (el.message.value.trim()) sessionStorage.setItem(DRAFT_KEY, el.message.value);
+    else sessionStorage.removeItem(DRAFT_KEY);
   } catch { /* private mode: no draft is kept */ }
 }
 

@@ -29,6 +29,7 @@ export const el = {
   send: document.getElementById("send"),
   stop: document.getElementById("stop"),
   fresh: document.getElementById("new-conversation"),
+  jump: document.getElementById("jump"),
   announcer: document.getElementById("announcer"),
 };
 
@@ -76,13 +77,32 @@ export function showNotice(text) {
   el.notice.hidden = !text;
 }
 
+// below is how far the log's end is under what it shows, in pixels.
+const below = () => el.log.scrollHeight - el.log.scrollTop - el.log.clientHeight;
+
 // keepScrolled runs fn and keeps the log pinned to its end if it was.
+// If the person had scrolled up more than a screen, the log stays where
+// they read, and Jump to latest offers the way back.
 export function keepScrolled(fn) {
   const log = el.log;
-  const pinned = log.scrollHeight - log.scrollTop - log.clientHeight < 96;
+  const pinned = below() < 96;
   const out = fn();
   if (pinned) log.scrollTop = log.scrollHeight;
+  else if (below() > log.clientHeight) el.jump.hidden = false;
   return out;
+}
+
+// bindJump wires Jump to latest: it scrolls to the log's end and goes,
+// as it goes when the person scrolls there.
+export function bindJump() {
+  el.log.addEventListener("scroll", () => {
+    if (!el.jump.hidden && below() < 96) el.jump.hidden = true;
+  }, { passive: true });
+  el.jump.addEventListener("click", () => {
+    el.log.scrollTop = el.log.scrollHeight;
+    el.jump.hidden = true;
+    el.log.focus({ preventScroll: true }); // not lost with the button
+  });
 }
 
 export function append(node) {

@@ -64,8 +64,10 @@ export function drawMarkdown(node) {
   // keyboard; a table scrolls rather than breaking its words.
   // A code block has a copy of its own: what a reply's code says is what
   // people copy most.
+  // A pre of no role may not be named: a named region is what it is.
   for (const pre of node.querySelectorAll("pre")) {
     pre.setAttribute("tabindex", "0");
+    pre.setAttribute("role", "region");
     pre.setAttribute("aria-label", "Code");
     pre.after(copyButton(pre.textContent, "Copy code block", "Copy code"));
   }
@@ -93,13 +95,24 @@ export function onToken(m) {
   if (!t || t.done) return;
   const tok = m.token ?? (m.data && m.data.token) ?? "";
   if (!tok) return;
+  let step = false;
   if (!t.seg || t.seg.nextSibling !== t.typing) {
     t.seg = reply("");
     put(t, t.seg);
+    step = true;
   }
   t.seg.md += tok;
   keepScrolled(() => drawMarkdown(t.seg));
-  t.text += tok;
+  // Words after a card or a tool's line are the model's next step: what
+  // Copy copies keeps them a block of their own, as the history does.
+  t.text = step ? joinSteps(t.text, tok) : t.text + tok;
+}
+
+// joinSteps appends a step's text to the reply's so far, as the server's
+// agent.JoinSteps makes a turn's reply.
+export function joinSteps(before, step) {
+  if (!before || !step || before.endsWith("\n\n") || step.startsWith("\n")) return before + step;
+  return before + (before.endsWith("\n") ? "\n" : "\n\n") + step;
 }
 
 // plumbing tells the tools whose lines the transcript hides: a kind's
@@ -336,6 +349,7 @@ export function onError(m) {
   const t = rid && state.turns.get(rid);
   if (t && !t.done) {
     finishTurn(t, readable(err), true);
+    if (t.asked) t.el.append(retryButton(t.asked)); // as the history offers it
     if (err.code === "SESSION_NOT_FOUND") reconnectNow();
     return;
   }

@@ -1,7 +1,7 @@
 // The choices card: chips and an "Other" box per question.
 import { h, uid } from "../core/dom.js";
 import { clip } from "../core/text.js";
-import { errorSlot } from "./form.js";
+import { enterMovesOn, errorSlot } from "./form.js";
 
 export function choicesTitle(spec) {
   const n = (spec.questions || []).length;
@@ -60,20 +60,11 @@ export function renderChoices(form, spec, body) {
       slot.mark("");
     });
     // Enter in a one-line answer moves on, to the next question or, after
-    // the last, to the card's Submit: a card of several questions is never
-    // sent half answered by a stray Enter.
-    // Focus moves on the key's release: moved sooner, the key's press
-    // would reach the Submit button and send the card.
-    for (const type of ["keydown", "keypress", "keyup"]) {
-      other.addEventListener(type, (e) => {
-        if (e.key !== "Enter" || e.isComposing) return;
-        e.preventDefault();
-        if (type !== "keyup") return;
-        const next = other.closest(".question").nextElementSibling;
-        const target = next && next.matches(".question") ? next.querySelector(".chip, input.other") : other.form.querySelector('button[type="submit"]');
-        if (target) target.focus();
-      });
-    }
+    // the last, to the card's Submit.
+    enterMovesOn(other, () => {
+      const next = other.closest(".question").nextElementSibling;
+      return next && next.matches(".question") ? next.querySelector(".chip, input.other") : null;
+    });
     const fs = h("fieldset", { class: "question", "data-header": q.header },
       h("legend", { dir: "auto" }, h("span", { class: "q-header", text: q.header }), h("span", { class: "q-text", text: q.question })),
       h("p", { class: "hint", id: hintId, text: multi ? "Pick any that apply." : "Pick one." }),

@@ -18,6 +18,7 @@ export function newForm(spec, opts = {}) {
     aliases: new Map(), // index in the sent values → its row's path (rowPath)
     actions: { submit: "Submit", decline: "Decline" }, // the buttons' words
     labels: {}, // and how an end is said otherwise: {declined: "Cancelled"}
+    showReason: true, // false when the body says why it is asked itself
     blocked: false, // true when the form cannot be submitted at all
     // read returns the values, or throws an Error; one with errors
     // ([{field, message}]) says which fields are wrong.
@@ -33,6 +34,9 @@ export function invalid(errors, message) {
   return err;
 }
 
+// REQUIRED is a required field's error when it is left empty.
+export const REQUIRED = "This is required.";
+
 // errorSlot makes a field's error line and the mark function that fills
 // it and flags the controls.
 export function errorSlot(controls) {
@@ -47,6 +51,23 @@ export function errorSlot(controls) {
     }
   };
   return { err, mark };
+}
+
+// enterMovesOn makes Enter in a one-line input move on to next() (a
+// control, or null) or, when there is none, to the card's Submit: a card
+// of several fields is never sent half filled by a stray Enter.
+// Focus moves on the key's release: moved sooner, the key's press would
+// reach the Submit button and send the card.
+export function enterMovesOn(input, next) {
+  for (const type of ["keydown", "keypress", "keyup"]) {
+    input.addEventListener(type, (e) => {
+      if (e.key !== "Enter" || e.isComposing) return;
+      e.preventDefault();
+      if (type !== "keyup") return;
+      const target = next() || (input.form && input.form.querySelector('button[type="submit"]'));
+      if (target) target.focus();
+    });
+  }
 }
 
 export function requiredMark() {

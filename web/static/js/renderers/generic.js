@@ -1,7 +1,7 @@
 // Any other kind: a form drawn from its Values schema, the spec and its x-ui hints.
 import { h, uid } from "../core/dom.js";
 import { humanize, pointer } from "../core/text.js";
-import { errorSlot, invalid, requiredMark } from "./form.js";
+import { REQUIRED, errorSlot, invalid, requiredMark } from "./form.js";
 import { linkOf, renderLink } from "./link.js";
 import { bindSpec, formSchema, hinted, labelsOf, typeOf, ui, withOptions } from "./schema.js";
 
@@ -133,8 +133,6 @@ export function labelled(id, label, required, s) {
 export function register(form, path, slot, focus) {
   form.fields.set(path || "values", { err: slot.err, mark: slot.mark, focus });
 }
-
-export const REQUIRED = "This is required.";
 
 // chipsField is one pick (or, with multi, any) from values as toggle
 // buttons; a scale is a row of numbers with words for its ends.

@@ -1,7 +1,7 @@
 // The identity_intake card: a contact form.
 import { h, uid } from "../core/dom.js";
 import { clip, humanize } from "../core/text.js";
-import { errorSlot, requiredMark } from "./form.js";
+import { REQUIRED, enterMovesOn, errorSlot, invalid, requiredMark } from "./form.js";
 
 export const IDENTITY = {
   name: { label: "Name", type: "text", autocomplete: "name" },
@@ -43,14 +43,37 @@ export function renderIdentity(form, spec, body) {
     if (typeof earlier[f.key] === "string") input.value = earlier[f.key];
     const slot = errorSlot(() => [input]);
     input.addEventListener("input", () => slot.mark(""));
+    // Enter moves on to the next field, and from the last to Submit.
+    const at = inputs.length;
+    enterMovesOn(input, () => (inputs[at + 1] ? inputs[at + 1].input : null));
+    const label = f.label || meta.label;
     body.append(h("div", { class: "field", "data-field": f.key },
-      h("label", { for: id }, f.label || meta.label, f.required ? requiredMark() : null), input, slot.err));
+      h("label", { for: id }, label, f.required ? requiredMark() : null), input, slot.err));
     form.fields.set(f.key, { err: slot.err, mark: slot.mark, focus: () => input.focus() });
-    inputs.push([f.key, input]);
+    inputs.push({ key: f.key, required: f.required, label, input });
   }
+  // A card left short of what it requires is not sent: each required
+  // field says so, and what else the page can tell (an address that is
+  // not one) is said with it. Otherwise the server's rules speak.
   form.read = () => {
     const v = {};
-    for (const [key, input] of inputs) if (input.value !== "") v[key] = input.value;
+    for (const { key, input } of inputs) if (input.value !== "") v[key] = input.value;
+    const missing = inputs.filter((f) => f.required && !f.input.value.trim());
+    if (missing.length) {
+      const errors = missing.map((f) => ({ field: f.key, message: REQUIRED }));
+      for (const f of inputs) {
+        if (f.input.type === "email" && f.input.value.trim() && f.input.validity.typeMismatch) errors.push({ field: f.key, message: "Must be a valid email address." });
+      }
+      throw invalid(errors, "Some fields need attention.");
+    }
+    if (inputs.length && !inputs.some((f) => f.input.value.trim())) {
+      throw invalid([], `Fill in ${inputs.length > 1 ? "at least one of " : ""}${listed(inputs.map((f) => f.label))}, or decline the card.`);
+    }
     return v;
   };
+}
+
+// listed is "A", "A or B", "A, B or C".
+function listed(words) {
+  return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words.join("");
 }

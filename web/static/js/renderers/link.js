@@ -40,6 +40,10 @@ export function renderLink(form, raw, body) {
   form.read = () => ({});
   form.actions = { submit: LINK_DONE, decline: "Cancel" };
   form.labels.declined = LINK_CANCELLED;
+  // The server's message says what the link is for; the reason an MCP
+  // server's Ask carries names its tool ("everything asks, for its tool
+  // …"), which tells a person nothing they can act on.
+  form.showReason = false;
   if (!u) {
     form.blocked = true;
     body.append(h("p", { class: "card-error", role: "alert", text: "This link cannot be opened here: it is not a web address. Cancel, or ask the assistant about it." }));
