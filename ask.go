@@ -25,7 +25,7 @@ var (
 // values of an accepted answer, or ErrDeclined, ErrNoResponse or
 // ErrParked.
 type Asker interface {
-	Ask(ctx context.Context, kind string, spec json.RawMessage, reason string) (json.RawMessage, error)
+	Ask(ctx context.Context, kind string, spec json.RawMessage, reason string, opts AskOptions) (json.RawMessage, error)
 }
 
 type askerKey struct{}
@@ -37,14 +37,24 @@ func WithAsker(ctx context.Context, a Asker) context.Context {
 
 // Ask asks the person the question spec of kind, for reason, through the
 // Asker in ctx, and returns the answer's values typed. Generated code
-// wraps it as <kind>gen.Ask.
+// wraps it as <kind>gen.Ask. WithDeadline gives it a deadline policy of
+// its own.
 //
 // An Ask parks its turn and holds no goroutine: it returns ErrParked, and
 // when the answer comes the tool runs again from its start, every earlier
 // Ask returning its stored answer in order. Code before an Ask may
 // therefore run more than once; keep it free of effects, or make them
 // idempotent.
-func Ask[S, V any](ctx context.Context, kind string, spec *S, reason string) (*V, error) {
+func Ask[S, V any](ctx context.Context, kind string, spec *S, reason string, opts ...AskOption) (*V, error) {
+	var o AskOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.Deadline != nil {
+		if err := o.Deadline.Check(); err != nil {
+			return nil, fmt.Errorf("kindkit: ask %s: %w", kind, err)
+		}
+	}
 	a, ok := ctx.Value(askerKey{}).(Asker)
 	if !ok {
 		return nil, fmt.Errorf("kindkit: ask %s: no asker in the context (Ask works inside a host tool)", kind)
@@ -53,7 +63,7 @@ func Ask[S, V any](ctx context.Context, kind string, spec *S, reason string) (*V
 	if err != nil {
 		return nil, fmt.Errorf("kindkit: ask %s: %w", kind, err)
 	}
-	values, err := a.Ask(ctx, kind, raw, reason)
+	values, err := a.Ask(ctx, kind, raw, reason, o)
 	if err != nil {
 		return nil, err
 	}

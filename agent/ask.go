@@ -24,6 +24,7 @@ type asker struct {
 	answers  []string    // the payloads of the call's earlier Asks
 	next     int         // the next earlier Ask
 	card     *store.Park // a new question, shown as a card
+	policy   expiry      // its deadline policy
 	fallback string      // a new question, asked in conversation: the directive
 	kind     string      // the new question's kind
 	spec     json.RawMessage
@@ -33,8 +34,8 @@ type asker struct {
 	base     int             // answers[:base] were folded into this run's checkpoint
 }
 
-func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reason string) (json.RawMessage, error) {
-	return a.ask(kind, spec, reason, false)
+func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reason string, o kindkit.AskOptions) (json.RawMessage, error) {
+	return a.ask(kind, spec, reason, false, o.Deadline)
 }
 
 type liveKey struct{}
@@ -52,7 +53,7 @@ func AskLive(ctx context.Context, kind string, spec json.RawMessage, reason stri
 	if !ok {
 		return nil, fmt.Errorf("agent: ask %s: AskLive works inside a host tool call", kind)
 	}
-	return a.ask(kind, spec, reason, true)
+	return a.ask(kind, spec, reason, true, nil)
 }
 
 // Checkpoint keeps memo, an opaque value of the tool's own, as the host
@@ -92,7 +93,7 @@ func Memo(ctx context.Context) json.RawMessage {
 	return slices.Clone(a.memo)
 }
 
-func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool) (json.RawMessage, error) {
+func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool, deadline *kindkit.Deadline) (json.RawMessage, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.card != nil || a.fallback != "" {
@@ -123,9 +124,14 @@ func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool)
 	if err != nil {
 		return nil, fmt.Errorf("ask %s: %w", kind, err)
 	}
+	policy, err := a.t.eng.policy(k, &r.Spec, deadline)
+	if err != nil {
+		return nil, fmt.Errorf("ask %s: %w", kind, err) // refused now, never discovered at expiry
+	}
 	a.kind, a.spec, a.live = kind, r.Spec.JSON, live
 	if supported(conv, k.Descriptor().Capability) {
 		a.card = &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call}
+		a.policy = policy
 	} else {
 		a.fallback = k.Fallback(r.Spec, r.Reason)
 	}
@@ -169,6 +175,7 @@ func (t *turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result
 		if a.live {
 			t.state.Live = t.eng.owner
 		}
+		t.expiry = a.policy
 		parked, err = t.park(a.card)
 		return parked, Result{}, err
 	case a.fallback != "":

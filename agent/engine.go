@@ -35,9 +35,13 @@ type Config struct {
 	// Knowledge, when set, is searched with each user message: the best
 	// documents go to the model and, as citations, with the reply.
 	Knowledge Knowledge
-	// ParkTimeout is how long a park waits before it resolves no_response
-	// (default 24h).
+	// ParkTimeout is how long a park waits for its answer by default
+	// (default 24h), and OnExpiry what its deadline resolves it to by
+	// default: kindkit.ExpireNoResponse (the default) or
+	// kindkit.ExpireEndTurn. An Ask may set its own (kindkit.WithDeadline),
+	// default values included.
 	ParkTimeout time.Duration
+	OnExpiry    kindkit.Expiry
 	// LeaseTimeout is how long a resumed turn stays this process's without
 	// a renewal (default 15s); the engine renews it every third of that. A
 	// turn whose process died is taken over once its lease has run out.
@@ -130,6 +134,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.ParkTimeout <= 0 {
 		cfg.ParkTimeout = 24 * time.Hour
+	}
+	switch cfg.OnExpiry {
+	case "", kindkit.ExpireNoResponse, kindkit.ExpireEndTurn:
+	default:
+		return nil, fmt.Errorf("agent: OnExpiry %q: the default is %q or %q (default values are an Ask's, per kind)", cfg.OnExpiry, kindkit.ExpireNoResponse, kindkit.ExpireEndTurn)
 	}
 	if cfg.LeaseTimeout <= 0 {
 		cfg.LeaseTimeout = 15 * time.Second
@@ -364,7 +373,7 @@ func (e *Engine) sweep() {
 	}
 	for _, p := range parks {
 		e.log.Info("park expired", "interactionId", p.ID)
-		if _, err := e.resolveAck(ctx, nil, p, store.ParkExpired, e.expiredAnswer(p), ViaDeadline, nil); err != nil {
+		if err := e.expire(ctx, p); err != nil {
 			e.log.Error("expire park", "interactionId", p.ID, "err", err)
 		}
 	}
@@ -712,6 +721,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	if err != nil {
 		return nil, err
 	}
+	turn.Expiry = nil // the park's, which ends here
 	var actor *store.Session
 	var decision *bool
 	if via == ViaCard {

@@ -49,6 +49,9 @@ type turnState struct {
 	// on whichever process resumes it. Empty when tracing is off.
 	Trace    string    `json:"trace,omitempty"`
 	ParkedAt time.Time `json:"parkedAt,omitzero"`
+	// Expiry is the pending park's deadline policy, when it is not the
+	// plain no_response: what its deadline resolves it to.
+	Expiry *expiry `json:"expiry,omitempty"`
 }
 
 // stateVersion is the version of turnState this engine writes, and

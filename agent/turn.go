@@ -71,6 +71,7 @@ type turn struct {
 	log  []*store.Message
 
 	raised *kindkit.Spec // the spec of the raise that parks, for waiting
+	expiry expiry        // the deadline policy of the ask that parks; zero: the engine's default
 
 	// held is the model step whose tool calls run now, not stored yet:
 	// the first call's write takes it along (its result's, or its park's),
@@ -848,7 +849,7 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
 	}
-	t.raised = &r.Spec
+	t.raised, t.expiry = &r.Spec, t.eng.defaultPolicy()
 	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
@@ -867,10 +868,12 @@ func (t *turn) park(p *store.Park) (bool, error) {
 	p.ConversationID = t.session.ConversationID
 	p.SessionID = t.session.ID
 	p.CreatedAt = e.clock.Now().UTC()
-	p.Deadline = p.CreatedAt.Add(e.cfg.ParkTimeout)
+	wait := cmp.Or(t.expiry.After, e.cfg.ParkTimeout)
+	p.Deadline = p.CreatedAt.Add(wait)
 	p.State = store.ParkPending
 	kept := t.state // what the turn resumes from
 	kept.Trace, kept.ParkedAt = "", time.Time{}
+	kept.Expiry, t.expiry = t.expiry.kept(), expiry{}
 	if sc := trace.SpanContextFromContext(t.spanCtx()); sc.IsValid() {
 		kept.Trace, kept.ParkedAt = traceParent(sc), time.Now()
 	}

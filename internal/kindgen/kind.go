@@ -88,9 +88,10 @@ func kindFile(s *Schema) ([]byte, error) {
 	)
 	f.Line()
 	f.Comment("Ask asks the person spec, for reason, from inside a host tool, on the same path as the")
-	f.Comment("model's raise; see kindkit.Ask.")
-	f.Func().Id("Ask").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("spec").Op("*").Add(spec), jen.Id("reason").String()).Params(jen.Op("*").Add(values), jen.Error()).Block(
-		jen.Return(jen.Qual(kindkitPkg, "Ask").Types(spec, values).Call(jen.Id("ctx"), jen.Id("Name"), jen.Id("spec"), jen.Id("reason"))))
+	f.Comment("model's raise; opts such as kindkit.WithDeadline set how. See kindkit.Ask.")
+	f.Func().Id("Ask").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("spec").Op("*").Add(spec), jen.Id("reason").String(),
+		jen.Id("opts").Op("...").Qual(kindkitPkg, "AskOption")).Params(jen.Op("*").Add(values), jen.Error()).Block(
+		jen.Return(jen.Qual(kindkitPkg, "Ask").Types(spec, values).Call(jen.Id("ctx"), jen.Id("Name"), jen.Id("spec"), jen.Id("reason"), jen.Id("opts").Op("..."))))
 	f.Line()
 	f.Comment("OnAnswer returns a hook that runs fn with every accepted answer of this kind; see kindkit.NewHook.")
 	f.Func().Id("OnAnswer").Params(jen.Id("fn").Func().Params(jen.Id("ctx").Qual("context", "Context"),

@@ -59,9 +59,9 @@ func New(rules Rules) (kindkit.Kind, error) {
 }
 
 // Ask asks the person spec, for reason, from inside a host tool, on the same path as the
-// model's raise; see kindkit.Ask.
-func Ask(ctx context.Context, spec *Spec, reason string) (*Values, error) {
-	return kindkit.Ask[Spec, Values](ctx, Name, spec, reason)
+// model's raise; opts such as kindkit.WithDeadline set how. See kindkit.Ask.
+func Ask(ctx context.Context, spec *Spec, reason string, opts ...kindkit.AskOption) (*Values, error) {
+	return kindkit.Ask[Spec, Values](ctx, Name, spec, reason, opts...)
 }
 
 // OnAnswer returns a hook that runs fn with every accepted answer of this kind; see kindkit.NewHook.
