@@ -28,6 +28,10 @@ type Descriptor struct {
 	// left as x-ui hints), or a marker that the kind is not elicitable;
 	// package elicit reads it.
 	ElicitationSchema string
+	// Deadline is the kind's deadline policy (x-kind deadline): how long
+	// its cards wait and what expiry resolves them to, where the engine's
+	// default would. An Ask's own (WithDeadline) comes first.
+	Deadline Deadline
 }
 
 // Rules is what a kind says that its schema cannot. gen/<kind>gen names it for

@@ -12,8 +12,8 @@ import (
 )
 
 // expiry is a park's deadline policy as the engine resolved it when the
-// ask was raised, from the Ask's own (kindkit.WithDeadline) and the
-// engine's default: how long the park waits, and what its deadline
+// ask was raised, from the Ask's own (kindkit.WithDeadline), else its
+// kind's (x-kind deadline), else the engine's default: how long the park waits, and what its deadline
 // resolves it to, with the default values, canonical, for
 // kindkit.ExpireDefault. The park keeps On and Default in its turn's
 // state; its Deadline is when.
@@ -24,12 +24,16 @@ type expiry struct {
 }
 
 // policy is the deadline policy of an ask of kind k for spec, with the
-// Ask's own d (nil: none). Default values the kind refuses are an error
+// Ask's own d (nil: none, and the kind's applies). Default values the kind refuses are an error
 // now, when the ask is raised: never a surprise at expiry.
 func (e *Engine) policy(k kindkit.Kind, spec *kindkit.Spec, d *kindkit.Deadline) (expiry, error) {
 	p := e.defaultPolicy()
 	if d == nil {
-		return p, nil
+		kd := k.Descriptor().Deadline
+		if kd.After == 0 && kd.OnExpiry == "" {
+			return p, nil
+		}
+		d = &kd // the kind's own, from its x-kind
 	}
 	if err := d.Check(); err != nil {
 		return expiry{}, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
+	deadlinekinds "github.com/kindkit/kindkit/cmd/kindgen/testdata/deadline/want/kinds"
 	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/store"
@@ -135,4 +136,36 @@ func TestEngineOnExpiry(t *testing.T) {
 			e.Shutdown(context.Background())
 		}
 	}
+}
+
+// A kind's own deadline (x-kind deadline, here the golden poll kind's: 48
+// hours, then its default answer) applies to a model's raise of it.
+func TestKindDeadline(t *testing.T) {
+	ctx := context.Background()
+	polls, err := deadlinekinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memstore.New()
+	clock := clockwork.NewFakeClock()
+	e, err := agent.NewEngine(agent.Config{Catalog: polls, Store: st, Clock: clock, Model: scripted(t,
+		agent.ScriptEntry{Kind: "toolCall", Name: "request_poll", Arguments: `{"prompt":"Lunch?","choices":[{"id":"a","text":"Pizza"},{"id":"b","text":"Soup"}],"reason":"to order"}`},
+		agent.ScriptEntry{Kind: "text", Text: "Noted."})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(ctx) })
+	sess := conversation(t, st, "", "poll_card")
+	f := newFollower()
+	f.start(e, sess, "lunch?")
+	prompt := f.next(t, agent.EventPrompt)
+	if got := prompt.Park.Deadline.Sub(prompt.Park.CreatedAt); got != 48*time.Hour {
+		t.Errorf("the card waits %v, want the kind's 48h", got)
+	}
+	waitFor(t, clock, func() bool { _, err := st.PendingPark(ctx, "c1"); return err != nil }, 48*time.Hour)
+	if r := f.next(t, agent.EventToolResult); !strings.Contains(r.Text, `"values":{"choice":"undecided"}`) {
+		t.Errorf("the raise's result = %s, want the kind's default", r.Text)
+	}
+	f.next(t, agent.EventReply)
+	e.Wait()
 }

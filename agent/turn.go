@@ -849,7 +849,14 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
 	}
-	t.raised, t.expiry = &r.Spec, t.eng.defaultPolicy()
+	t.raised = &r.Spec
+	if t.expiry, err = t.eng.policy(k, &r.Spec, nil); err != nil {
+		// The kind's own default is not an answer to this spec: its
+		// author's bug, which the model is told and the log keeps.
+		t.eng.log.Error("a kind's deadline", "kind", d.Name, "err", err)
+		t.emit(Event{Kind: EventToolCall, Call: call})
+		return false, t.answer(call, Result{Text: err.Error(), IsError: true})
+	}
 	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 

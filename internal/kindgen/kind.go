@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/dave/jennifer/jen"
 
@@ -63,6 +64,9 @@ func kindFile(s *Schema) ([]byte, error) {
 		jen.Id("ToolDescription"): jen.Id("ToolDescription"),
 		jen.Id("Source"):          jen.Lit(s.Path),
 		jen.Id("Schema"):          jen.Id("schema"),
+	}
+	if s.Deadline != nil {
+		desc[jen.Id("Deadline")] = deadlineValue(s.Deadline)
 	}
 	for _, d := range derived {
 		v := strings.TrimSuffix(d.file, ".json") + "Schema"
@@ -148,4 +152,37 @@ func toolComment(s *Schema) string {
 		return "none: only host code asks this kind (x-kind tool is false)"
 	}
 	return "the raise tool the model calls"
+}
+
+// deadlineValue is x-kind's deadline as a kindkit.Deadline literal.
+func deadlineValue(d *Deadline) jen.Code {
+	fields := jen.Dict{}
+	if d.After > 0 {
+		fields[jen.Id("After")] = durationValue(d.After)
+	}
+	if d.OnExpiry != "" {
+		fields[jen.Id("OnExpiry")] = jen.Qual(kindkitPkg, map[string]string{
+			"no_response": "ExpireNoResponse", "default": "ExpireDefault", "end_turn": "ExpireEndTurn"}[d.OnExpiry])
+	}
+	if d.Default != "" {
+		text := jen.Lit(d.Default)
+		if !strings.Contains(d.Default, "`") {
+			text = jen.Id("`" + d.Default + "`") // as authored, unescaped
+		}
+		fields[jen.Id("Default")] = jen.Qual("encoding/json", "RawMessage").Call(text)
+	}
+	return jen.Qual(kindkitPkg, "Deadline").Values(fields)
+}
+
+// durationValue is d as Go writes it: 48 * time.Hour, not nanoseconds.
+func durationValue(d time.Duration) jen.Code {
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}} {
+		if d%u.unit == 0 {
+			return jen.Lit(int(d/u.unit)).Op("*").Qual("time", u.name)
+		}
+	}
+	return jen.Qual("time", "Duration").Call(jen.Lit(int64(d)))
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -44,6 +45,17 @@ type Schema struct {
 	Capability      string
 	ToolName        string
 	ToolDescription string
+	// Deadline is x-kind's deadline, when the kind sets one: how long its
+	// cards wait (0: the engine's default), what expiry resolves them to,
+	// and the default values as JSON.
+	Deadline *Deadline
+}
+
+// Deadline is a kind's deadline policy, as x-kind says it.
+type Deadline struct {
+	After    time.Duration
+	OnExpiry string
+	Default  string // JSON; "" for none
 }
 
 // Load reads and checks one schema file.
@@ -71,9 +83,9 @@ func Load(path string, data []byte) (*Schema, error) {
 	}
 	for key := range xk {
 		switch key {
-		case "name", "capability", "tool", "description":
+		case "name", "capability", "tool", "description", "deadline":
 		default:
-			return fail("/x-kind/"+escape(key), "unknown key (want name, capability, tool, description)")
+			return fail("/x-kind/"+escape(key), "unknown key (want name, capability, tool, description, deadline)")
 		}
 	}
 	str := func(key string) (string, bool) {
@@ -106,6 +118,14 @@ func Load(path string, data []byte) (*Schema, error) {
 	}
 	if s.ToolDescription, good = str("description"); !good || s.ToolDescription == "" {
 		return fail("/x-kind/description", "must be a non-empty string: the raise tool's description the model reads")
+	}
+
+	if raw, ok := xk["deadline"]; ok {
+		d, ptr, msg := loadDeadline(raw)
+		if msg != "" {
+			return fail("/x-kind/deadline"+ptr, "%s", msg)
+		}
+		s.Deadline = d
 	}
 
 	defs, ok := doc["$defs"].(map[string]any)
@@ -260,4 +280,47 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// loadDeadline reads x-kind's deadline: {"after": a Go duration such as
+// "48h", "onExpiry": "no_response", "default" or "end_turn", "default":
+// the values, with onExpiry "default" only}. On a problem it returns the
+// pointer below /x-kind/deadline and the message.
+func loadDeadline(raw any) (*Deadline, string, string) {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, "", "must be an object: {after, onExpiry, default}"
+	}
+	d := &Deadline{}
+	for key, v := range obj {
+		switch key {
+		case "after":
+			text, ok := v.(string)
+			after, err := time.ParseDuration(text)
+			if !ok || err != nil || after <= 0 {
+				return nil, "/after", "must be a positive Go duration, such as \"48h\" or \"15m\""
+			}
+			d.After = after
+		case "onExpiry":
+			text, _ := v.(string)
+			switch text {
+			case "no_response", "default", "end_turn":
+				d.OnExpiry = text
+			default:
+				return nil, "/onExpiry", "must be \"no_response\", \"default\" or \"end_turn\""
+			}
+		case "default":
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, "/default", "cannot be written as JSON"
+			}
+			d.Default = string(b)
+		default:
+			return nil, "/" + escape(key), "unknown key (want after, onExpiry, default)"
+		}
+	}
+	if (d.OnExpiry == "default") != (d.Default != "") {
+		return nil, "", "default values go with onExpiry \"default\", and it needs them"
+	}
+	return d, "", ""
 }
