@@ -76,7 +76,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live, as a `DSN`: memory, sqlite:PATH or postgres://…")
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
 	knowledgeDir := fs.String("knowledge", "", "search the .md, .markdown and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
-	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits before it resolves no_response")
+	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits by default (an Ask or its kind may set its own)")
+	onExpiry := fs.String("on-expiry", string(kindkit.ExpireNoResponse), "what a parked interaction's deadline resolves it to by default: `no_response` or end_turn (the turn stops with its card)")
 	leaseTimeout := fs.Duration("lease-timeout", 15*time.Second, "how long a resumed turn stays this process's without a renewal; a turn whose process died is finished by the next one (or, on PostgreSQL, any other) once its lease has run out")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	audience := fs.String("auth-audience", "", "with -auth-secret: the aud a token must name")
@@ -153,6 +154,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if secret == "" {
 		secret = os.Getenv("KINDKIT_AUTH_SECRET")
 	}
+	switch kindkit.Expiry(*onExpiry) {
+	case kindkit.ExpireNoResponse, kindkit.ExpireEndTurn:
+	default:
+		log.Error("-on-expiry must be no_response or end_turn (a default answer is an Ask's or a kind's, per kind)", "value", *onExpiry)
+		return 2
+	}
 	var allowed []string
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -160,7 +167,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg := agent.Config{Catalog: catalog, Store: metrics.Store(store), Model: demo.Model{}, Hooks: hooks(store), ParkTimeout: *parkTimeout,
-		LeaseTimeout: *leaseTimeout, Logger: log, KeepParksOnDrain: *storeDSN != "memory", TracerProvider: tracer, Metrics: metrics}
+		OnExpiry: kindkit.Expiry(*onExpiry), LeaseTimeout: *leaseTimeout, Logger: log, KeepParksOnDrain: *storeDSN != "memory", TracerProvider: tracer, Metrics: metrics}
 	wire := server.Options{AllowedOrigins: allowed, FrameRate: *frameRate, FrameBurst: *frameBurst, MaxConnections: *maxConns,
 		ClientFrameRate: *clientFrameRate, ClientFrameBurst: *clientFrameBurst, ConversationRate: *convRate, ConversationBurst: *convBurst,
 		IdleTimeout: *idleTimeout, AuthRules: server.TokenRules{Audience: *audience, Issuer: *issuer}, AuthSecret: []byte(secret)}

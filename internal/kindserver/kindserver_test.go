@@ -40,6 +40,8 @@ func TestFlags(t *testing.T) {
 		"missing knowledge":  {[]string{"-store", "memory", "-knowledge", "/nonexistent"}, 1, "load knowledge"},
 		"bad phone region":   {[]string{"-store", "memory", "-addr", "256.0.0.1:1", "-phone-region", "UK"}, 2, `unknown phone region "UK"`},
 		"knowledge twice":    {[]string{"-store", "memory", "-knowledge", "/tmp", "-script", "testdata/knowledge-script.json"}, 2, "use one"},
+		"bad on-expiry":      {[]string{"-store", "memory", "-on-expiry", "later"}, 2, "-on-expiry must be no_response or end_turn"},
+		"on-expiry default":  {[]string{"-store", "memory", "-on-expiry", "default"}, 2, "-on-expiry must be no_response or end_turn"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
