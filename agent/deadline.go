@@ -107,16 +107,7 @@ func (e *Engine) endAtDeadline(ctx context.Context, p *store.Park, s turnState) 
 	if err != nil {
 		e.log.Error("end a turn at its deadline", "interactionId", p.ID, "err", err)
 	}
-	if !ok {
-		return
-	}
-	e.parkEnded(taken, s, store.ParkExpired)
-	e.parkTaken(p.ConversationID, p.ID)
-	e.abandon(s)
-	if t := e.unpark(p.ConversationID, p.ID); t != nil {
-		t.markCancelled()
-	} else {
-		e.metrics.TurnFinished(OutcomeCancelled)
-		e.observe(p.ConversationID, Event{Kind: EventCancelled, RequestID: s.RequestID, After: p.ID})
+	if ok {
+		e.endedWithTurn(taken, s, store.ParkExpired)
 	}
 }

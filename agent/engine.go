@@ -912,11 +912,16 @@ func (e *Engine) withdrawal(ctx context.Context, p *store.Park, by *store.Sessio
 }
 
 // withdrawn tells what follows from park p's withdrawal, once it is
-// stored: the park ended, and its turn was cancelled; every subscriber
-// hears its cancelled event.
+// stored: the park ended, and its turn was cancelled.
 func (e *Engine) withdrawn(p *store.Park) {
-	s := e.readState(p)
-	e.parkEnded(p, s, store.ParkCancelled)
+	e.endedWithTurn(p, e.readState(p), store.ParkCancelled)
+}
+
+// endedWithTurn tells what follows when park p ended (as state) and its
+// turn s with it, once that is stored: every subscriber hears the turn's
+// cancelled event.
+func (e *Engine) endedWithTurn(p *store.Park, s turnState, state store.ParkState) {
+	e.parkEnded(p, s, state)
 	e.parkTaken(p.ConversationID, p.ID)
 	e.abandon(s)
 	if t := e.unpark(p.ConversationID, p.ID); t != nil {

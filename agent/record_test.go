@@ -1,40 +1,21 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
 )
-
-// syncBuffer is a log's output, written by the engine's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // secret is an answer's words that no log line and no record may hold.
 const secret = "Zebra-Sekret-42"
@@ -48,7 +29,7 @@ func TestRecords(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			clock := clockwork.NewFakeClock()
-			logs := &syncBuffer{}
+			logs := &syncbuf.Buffer{}
 			e := newEngine(t, agent.Config{Store: st, Model: script(t, "Pro it is."), Clock: clock,
 				Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			parked := func(conv string) (*store.Session, *store.Session, *store.Park) {
