@@ -118,18 +118,7 @@ func TestURLElicitationInPage(t *testing.T) {
 		{"cancel", "button.quiet", "User declined to open the URL", "Cancelled"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
-				Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { src.Close() })
-			model, err := agent.NewScripted([]agent.ScriptEntry{
-				{Kind: "toolCall", Name: "everything__trigger-url-elicitation", Arguments: `{"url":"` + link + `","message":"Connect your account to continue."}`},
-				{Kind: "text", Text: "Thanks."}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, model := urlElicitation(t, everything, link)
 			st := memstore.New()
 			p := newPage(t, browser)
 			p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Store: st,
@@ -191,4 +180,24 @@ func toolResult(t *testing.T, st store.Store) string {
 		t.Fatalf("tool messages %v, %v", msgs, err)
 	}
 	return msgs[len(msgs)-1].Text // newest first: the last is the first result
+}
+
+// urlElicitation is the reference MCP server (everything, its path) as a
+// tool set whose URL-mode elicitation shows a link card, and a model that
+// calls it with link, then thanks.
+func urlElicitation(t *testing.T, everything, link string) (agent.ToolSet, agent.Model) {
+	t.Helper()
+	src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
+		Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	model, err := agent.NewScripted([]agent.ScriptEntry{
+		{Kind: "toolCall", Name: "everything__trigger-url-elicitation", Arguments: `{"url":"` + link + `","message":"Connect your account to continue."}`},
+		{Kind: "text", Text: "Thanks."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, model
 }

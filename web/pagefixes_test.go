@@ -12,12 +12,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/agent/mcp"
-	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/internal/mcptest"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
-	"github.com/kindkit/kindkit/kinds/elicitation"
 )
 
 // countFrames makes the page keep the action of every frame it sends, in
@@ -359,18 +356,7 @@ func TestLinkCardWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
-		Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	model, err := agent.NewScripted([]agent.ScriptEntry{
-		{Kind: "toolCall", Name: "everything__trigger-url-elicitation", Arguments: `{"url":"https://accounts.example.com/connect","message":"Connect your account to continue."}`},
-		{Kind: "text", Text: "Thanks."}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, model := urlElicitation(t, everything, "https://accounts.example.com/connect")
 	p := newPage(t, startBrowser(t))
 	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, ToolSets: []agent.ToolSet{src}, ParkTimeout: time.Hour}))
 	p.say("connect my account", true)
