@@ -11,7 +11,7 @@ import (
 
 // The memory a SQLite store keeps of its file, set in its DSN:
 //
-//	sqlite:./kindkit.db?cache=64MiB&read_cache=16MiB&mmap=256MiB
+//	sqlite:./kindkit.db?cache=64MiB&read_cache=2000KiB&mmap=0
 //
 // cache is the writer's page cache, read_cache each reader's (the cache is
 // per connection: a store holds the writer, defaultReaders readers and a
@@ -21,9 +21,18 @@ import (
 // connection). A cache is a bound, not an allocation: it fills as pages are
 // read, so a small database uses little whatever the setting.
 const (
+	// The writer's cache keeps the index pages its writes walk through;
+	// a reader's cache is dropped whenever another connection committed
+	// since its last read (modernc's pagerBeginReadTransaction), which on
+	// a server that writes every cycle is every read, so readers keep
+	// SQLite's own 2000 KiB. No map by default: at 1M parks neither a map
+	// nor larger caches moved the 1M/1k ratios beyond the noise of a
+	// shared machine with the file in the OS cache (store-cache branch,
+	// scripts/parks.sh with SQLITE_QUERY), and a map costs RSS and turns
+	// an I/O error into a crash.
 	defaultCache     = 64 << 20   // the writer's
-	defaultReadCache = 16 << 20   // each reader's; pages read through the map do not fill it
-	defaultMmap      = 256 << 20  // the first 256 MiB of the file: all of it up to ~85k parks
+	defaultReadCache = 2000 << 10 // each reader's: SQLite's own
+	defaultMmap      = 0
 	maxMmap          = 2047 << 20 // SQLite's SQLITE_MAX_MMAP_SIZE in modernc's build is just under 2 GiB
 	maxCache         = 1 << 40
 )

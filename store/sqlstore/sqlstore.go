@@ -91,7 +91,7 @@ const defaultReaders = 4
 //
 //	sqlite:PATH           a SQLite file, created when missing (sqlite:./kindkit.db);
 //	                      sqlite::memory: is a private in-memory database;
-//	                      PATH?cache=64MiB&read_cache=16MiB&mmap=256MiB are the
+//	                      PATH?cache=64MiB&read_cache=2000KiB&mmap=0 are the
 //	                      defaults of the writer's page cache, each reader's,
 //	                      and the memory map of the file (the README says how
 //	                      to size them for a server)
