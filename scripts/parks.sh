@@ -15,7 +15,9 @@
 # address, loopback), KINDKIT_TEST_POSTGRES (a cluster to use instead of
 # scripts/postgres.sh's), STORES (default "sqlite postgres"), FILL_IDS (the
 # filled rows' ids: v7, the default, as kindkit makes them; v4, random, as
-# a store made by kindkit before its keys were time-ordered). The SQLite file
+# a store made by kindkit before its keys were time-ordered), SQLITE_QUERY
+# (the SQLite DSN's query, e.g. cache=2000KiB&read_cache=2000KiB&mmap=0 for
+# SQLite's own defaults; empty: kindkit's). The SQLite file
 # (about 3 KB a park) is in a temporary directory, removed on exit; the
 # PostgreSQL database is dropped on exit. Exit status 1 when a run failed.
 set -euo pipefail
@@ -76,7 +78,7 @@ parks() {
 for s in $STORES; do
   case $s in
     sqlite)
-      parks sqlite "sqlite:$tmp/parks.db"
+      parks "sqlite${SQLITE_QUERY:+ ?$SQLITE_QUERY}" "sqlite:$tmp/parks.db${SQLITE_QUERY:+?$SQLITE_QUERY}"
       rm -f "$tmp"/parks.db*
       ;;
     postgres)

@@ -90,7 +90,11 @@ const defaultReaders = 4
 // Open opens the store named by dsn and brings its schema up to date.
 //
 //	sqlite:PATH           a SQLite file, created when missing (sqlite:./kindkit.db);
-//	                      sqlite::memory: is a private in-memory database
+//	                      sqlite::memory: is a private in-memory database;
+//	                      PATH?cache=64MiB&read_cache=2000KiB&mmap=0 are the
+//	                      defaults of the writer's page cache, each reader's,
+//	                      and the memory map of the file (the README says how
+//	                      to size them for a server)
 //	postgres://…          a PostgreSQL database (postgresql:// too), in pgx's URL
 //	                      form; pool_max_conns=N sets the pool size (default
 //	                      the larger of 4 and the number of CPUs)
@@ -161,6 +165,10 @@ func (s *Store) ping(ctx context.Context) error {
 const sqliteParams = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 
 func openSQLite(path string, cfg config) (*Store, error) {
+	path, mem, err := sqliteMemoryParams(path)
+	if err != nil {
+		return nil, err
+	}
 	if path == "" {
 		return nil, errors.New("sqlstore: open sqlite: empty path (want sqlite:PATH)")
 	}
@@ -178,7 +186,7 @@ func openSQLite(path string, cfg config) (*Store, error) {
 	// caller waited for it (half the p99 of a cycle at c=1).
 	writer := params
 	if !memory {
-		writer += "&_pragma=wal_autocheckpoint(0)"
+		writer += "&_pragma=wal_autocheckpoint(0)" + mem.pragmas(mem.cache)
 	}
 	w, err := sqlite.NewConnector(path + sep + writer + "&_txlock=immediate")
 	if err != nil {
@@ -200,7 +208,7 @@ func openSQLite(path string, cfg config) (*Store, error) {
 		n = defaultReaders
 	}
 	if !memory && n > 0 {
-		r, err := sqlite.NewConnector(path + sep + params + "&_pragma=query_only(1)")
+		r, err := sqlite.NewConnector(path + sep + params + mem.pragmas(mem.readCache) + "&_pragma=query_only(1)")
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("sqlstore: open sqlite: %w", err)

@@ -189,6 +189,55 @@ func TestSQLitePragmas(t *testing.T) {
 	if s.db.Stats().MaxOpenConnections != 1 {
 		t.Errorf("writer pool of %d connections, want 1", s.db.Stats().MaxOpenConnections)
 	}
+	checkMemory(t, s, -defaultCache>>10, -defaultReadCache>>10, defaultMmap)
+}
+
+// TestSQLiteMemory: the DSN's cache, read_cache and mmap reach every
+// connection of the pools they name.
+func TestSQLiteMemory(t *testing.T) {
+	s := openT(t, sqliteDSN(t)+"?cache=8MiB&read_cache=1536KiB&mmap=32MiB&_txlock=immediate")
+	checkMemory(t, s, -8<<10, -1536, 32<<20)
+	s = openT(t, sqliteDSN(t)+"?mmap=0")
+	checkMemory(t, s, -defaultCache>>10, -defaultReadCache>>10, 0)
+	// An in-memory database is all in its cache and has no file to map:
+	// the settings are taken and have no effect.
+	openT(t, "sqlite::memory:?cache=1MiB&mmap=1MiB")
+}
+
+// checkMemory fails t unless every connection of s's pools reports the
+// cache_size and mmap_size given.
+func checkMemory(t *testing.T, s *Store, writerCache, readerCache, mmap int64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, p := range []struct {
+		name  string
+		db    *sql.DB
+		cache int64
+	}{{"writer", s.db.DB, writerCache}, {"reader", s.rdb.DB, readerCache}} {
+		n := p.db.Stats().MaxOpenConnections
+		// Hold n connections at once, so each is a different one.
+		var conns []*sql.Conn
+		for range n {
+			c, err := p.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			conns = append(conns, c)
+		}
+		for i, c := range conns {
+			var cache, mm int64
+			if err := c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cache); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&mm); err != nil {
+				t.Fatal(err)
+			}
+			if cache != p.cache || mm != mmap {
+				t.Errorf("%s connection %d: cache_size %d, mmap_size %d; want %d, %d", p.name, i, cache, mm, p.cache, mmap)
+			}
+		}
+	}
 }
 
 // TestTimes: times round-trip to the nanosecond and come back in UTC; the
