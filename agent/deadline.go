@@ -13,10 +13,10 @@ import (
 
 // expiry is a park's deadline policy as the engine resolved it when the
 // ask was raised, from the Ask's own (kindkit.WithDeadline), else its
-// kind's (x-kind deadline), else the engine's default: how long the park waits, and what its deadline
-// resolves it to, with the default values, canonical, for
-// kindkit.ExpireDefault. The park keeps On and Default in its turn's
-// state; its Deadline is when.
+// kind's (x-kind deadline), else the engine's default: how long the park
+// waits, and what its deadline resolves it to, with the default values,
+// canonical, for kindkit.ExpireDefault. The park keeps On and Default in
+// its turn's state; its Deadline is when.
 type expiry struct {
 	After   time.Duration   `json:"-"`
 	On      kindkit.Expiry  `json:"on,omitempty"`
@@ -24,8 +24,9 @@ type expiry struct {
 }
 
 // policy is the deadline policy of an ask of kind k for spec, with the
-// Ask's own d (nil: none, and the kind's applies). Default values the kind refuses are an error
-// now, when the ask is raised: never a surprise at expiry.
+// Ask's own d (nil: none, and the kind's applies). Default values the
+// kind refuses are an error now, when the ask is raised: never a surprise
+// at expiry.
 func (e *Engine) policy(k kindkit.Kind, spec *kindkit.Spec, d *kindkit.Deadline) (expiry, error) {
 	p := e.defaultPolicy()
 	if d == nil {

@@ -70,8 +70,9 @@ type Config struct {
 // turn (Cancel, Abort, or a message that withdraws its card), opens
 // conversations and sessions (NewConversation, OpenSession), expires a
 // park at its deadline, drains at shutdown, and holds the leases of
-// running turns, taking over those whose process died. What its turns say goes to their conversation's
-// subscribers (Subscribe), here and in the other processes.
+// running turns, taking over those whose process died. What its turns
+// say goes to their conversation's subscribers (Subscribe), here and in
+// the other processes.
 //
 // Lock order, the one table of the engine's locks (a lock is taken only
 // after those before it on its line):

@@ -55,18 +55,7 @@ func TestElicitationInPage(t *testing.T) {
 		{"deadline", "User cancelled", "No answer in time.", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
-				Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { src.Close() })
-			model, err := agent.NewScripted([]agent.ScriptEntry{
-				{Kind: "toolCall", Name: "everything__trigger-elicitation-request", Arguments: `{}`},
-				{Kind: "text", Text: "Thanks."}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, model := everythingAsks(t, everything, "everything__trigger-elicitation-request", `{}`)
 			st, clock := memstore.New(), clockwork.NewFakeClock()
 			p := newPage(t, browser)
 			p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Store: st,
@@ -118,7 +107,7 @@ func TestURLElicitationInPage(t *testing.T) {
 		{"cancel", "button.quiet", "User declined to open the URL", "Cancelled"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src, model := urlElicitation(t, everything, link)
+			src, model := everythingAsks(t, everything, "everything__trigger-url-elicitation", urlArgs(link))
 			st := memstore.New()
 			p := newPage(t, browser)
 			p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Store: st,
@@ -182,10 +171,10 @@ func toolResult(t *testing.T, st store.Store) string {
 	return msgs[len(msgs)-1].Text // newest first: the last is the first result
 }
 
-// urlElicitation is the reference MCP server (everything, its path) as a
-// tool set whose URL-mode elicitation shows a link card, and a model that
-// calls it with link, then thanks.
-func urlElicitation(t *testing.T, everything, link string) (agent.ToolSet, agent.Model) {
+// everythingAsks is the reference MCP server (everything, its path) as a
+// tool set whose elicitations show cards, and a model that calls tool
+// with args, then thanks.
+func everythingAsks(t *testing.T, everything, tool, args string) (agent.ToolSet, agent.Model) {
 	t.Helper()
 	src, err := mcp.Start(context.Background(), mcp.Source{Name: "everything", Command: []string{"node", everything, "stdio"},
 		Ask: &mcp.CardKind{Name: elicitationgen.Name, Spec: elicitation.MCPSpec, URLSpec: elicitation.MCPURLSpec}}, nil)
@@ -194,10 +183,15 @@ func urlElicitation(t *testing.T, everything, link string) (agent.ToolSet, agent
 	}
 	t.Cleanup(func() { src.Close() })
 	model, err := agent.NewScripted([]agent.ScriptEntry{
-		{Kind: "toolCall", Name: "everything__trigger-url-elicitation", Arguments: `{"url":"` + link + `","message":"Connect your account to continue."}`},
+		{Kind: "toolCall", Name: tool, Arguments: args},
 		{Kind: "text", Text: "Thanks."}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return src, model
+}
+
+// urlArgs are the arguments of everything's URL-mode elicitation for link.
+func urlArgs(link string) string {
+	return `{"url":"` + link + `","message":"Connect your account to continue."}`
 }

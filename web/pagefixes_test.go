@@ -356,7 +356,7 @@ func TestLinkCardWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, model := urlElicitation(t, everything, "https://accounts.example.com/connect")
+	src, model := everythingAsks(t, everything, "everything__trigger-url-elicitation", urlArgs("https://accounts.example.com/connect"))
 	p := newPage(t, startBrowser(t))
 	p.open(startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, ToolSets: []agent.ToolSet{src}, ParkTimeout: time.Hour}))
 	p.say("connect my account", true)

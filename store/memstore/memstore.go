@@ -504,9 +504,7 @@ func (s *Store) ExpiredParks(_ context.Context, now time.Time, limit int) ([]*st
 	return out, nil
 }
 
-// EndedParks reads the list of ended parks a conversation keeps beside
-// its messages (and loses with them), ordered as the SQL stores order
-// them.
+// EndedPark looks through the conversation's ended parks, newest first.
 func (s *Store) EndedPark(_ context.Context, conv, id string) (*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -526,6 +524,9 @@ func (s *Store) EndedPark(_ context.Context, conv, id string) (*store.Park, erro
 	return nil, store.ErrNotFound
 }
 
+// EndedParks reads the list of ended parks a conversation keeps beside
+// its messages (and loses with them), ordered as the SQL stores order
+// them.
 func (s *Store) EndedParks(_ context.Context, id string, since time.Time, before string, limit int) ([]*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
