@@ -284,6 +284,11 @@ type Store interface {
 	SavePark(ctx context.Context, p *Park, from *Lease, msgs ...*Message) (replaced string, err error)
 	// PendingPark returns the conversation's pending park, or ErrNotFound.
 	PendingPark(ctx context.Context, conversationID string) (*Park, error)
+	// OwedTurn returns the conversation's park or turn record that is owed
+	// a reply (its turn runs, here or in another process, or waits to be
+	// taken over), or ErrNotFound: what a subscriber that joins is told
+	// runs. A conversation has at most one (StartTurn).
+	OwedTurn(ctx context.Context, conversationID string) (*Park, error)
 	// TakePark moves a pending park to a.State and stores a's messages,
 	// turn state and lease in the same atomic write, and returns the park
 	// as it is after the take; ok is false when it was not pending any

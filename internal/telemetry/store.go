@@ -40,6 +40,7 @@ const (
 	opMessages
 	opSavePark
 	opPendingPark
+	opOwedTurn
 	opTakePark
 	opExpiredParks
 	opEndedParks
@@ -52,7 +53,7 @@ const (
 )
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
-	"create_session", "session", "set_contact", "append_messages", "start_turn", "messages", "save_park", "pending_park", "take_park",
+	"create_session", "session", "set_contact", "append_messages", "start_turn", "messages", "save_park", "pending_park", "owed_turn", "take_park",
 	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn"}
 
 // Store returns s with every operation timed. A store that is
@@ -139,6 +140,11 @@ func (t *timedStore) SavePark(ctx context.Context, p *store.Park, from *store.Le
 func (t *timedStore) PendingPark(ctx context.Context, conversationID string) (*store.Park, error) {
 	defer t.since(opPendingPark, time.Now())
 	return t.s.PendingPark(ctx, conversationID)
+}
+
+func (t *timedStore) OwedTurn(ctx context.Context, conversationID string) (*store.Park, error) {
+	defer t.since(opOwedTurn, time.Now())
+	return t.s.OwedTurn(ctx, conversationID)
 }
 
 func (t *timedStore) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {

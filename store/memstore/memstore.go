@@ -439,6 +439,18 @@ func (s *Store) PendingPark(_ context.Context, id string) (*store.Park, error) {
 	return clonePark(s.parks[c.pending]), nil
 }
 
+// OwedTurn looks at every park the store keeps, as StartTurn does.
+func (s *Store) OwedTurn(_ context.Context, id string) (*store.Park, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.parks {
+		if p.ConversationID == id && p.Owed {
+			return clonePark(p), nil
+		}
+	}
+	return nil, store.ErrNotFound
+}
+
 func (s *Store) TakePark(_ context.Context, id string, a store.Answer) (*store.Park, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -44,6 +45,9 @@ func hotPath(t *testing.T, s store.Store) {
 	must(err)
 	_, err = s.PendingPark(ctx, "a")
 	must(err)
+	if _, err = s.OwedTurn(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("OwedTurn = %v, want ErrNotFound", err)
+	}
 	_, _, err = s.Messages(ctx, "a", []store.Role{store.RoleUser, store.RoleAssistant, store.RoleTool}, "", 50)
 	must(err)
 	_, _, err = s.Messages(ctx, "a", []store.Role{store.RoleUser, store.RoleReply}, "a-m5", 50)

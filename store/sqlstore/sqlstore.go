@@ -403,10 +403,13 @@ func convKey(n int) string {
 
 // The statements that find or add a conversation's rows by its key.
 var (
-	messageSeq         = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
-	replacePending     = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING id`
-	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, ` + convKey(3) + `)`
-	pendingPark        = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending'`
+	messageSeq     = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
+	replacePending = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING id`
+	insertPark     = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, ` + convKey(3) + `)`
+	pendingPark    = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending'`
+	// owedTurn finds the conversation's parks by its key at the start of
+	// an index, as startTurn does.
+	owedTurn           = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND owed LIMIT 1`
 	messagesPage       = `SELECT id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages WHERE ck = ` + convKey(1) + ` AND seq < $2`
 	insertSessionQuery = `INSERT INTO sessions (id, ` + sessionCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ` + convKey(2) + `)`
 )
@@ -981,6 +984,14 @@ func (s *Store) PendingPark(ctx context.Context, id string) (*store.Park, error)
 	p, err := scanPark(s.rdb.QueryRowContext(ctx, pendingPark, id))
 	if err != nil {
 		return nil, s.wrap("get pending park", err)
+	}
+	return p, nil
+}
+
+func (s *Store) OwedTurn(ctx context.Context, id string) (*store.Park, error) {
+	p, err := scanPark(s.rdb.QueryRowContext(ctx, owedTurn, id))
+	if err != nil {
+		return nil, s.wrap("get owed turn", err)
 	}
 	return p, nil
 }

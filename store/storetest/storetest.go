@@ -548,6 +548,23 @@ func testStartTurn(t *testing.T, s store.Store) {
 	if len(owed) != 1 || owed[0].ID != "t1" || owed[0].Type != store.ParkTurn || string(owed[0].Turn) != `{"requestId":"c1-r"}` {
 		t.Fatalf("OwedTurns after the lease ran out = %v, want the record t1", owed)
 	}
+	owedTurn := func(when string, want string) {
+		t.Helper()
+		p, err := s.OwedTurn(ctx, "c1")
+		switch {
+		case want == "" && !errors.Is(err, store.ErrNotFound):
+			t.Errorf("OwedTurn %s = %v, %v; want ErrNotFound", when, p, err)
+		case want != "" && (err != nil || p.ID != want || !p.Owed):
+			t.Errorf("OwedTurn %s = %v, %v; want the owed %s", when, p, err, want)
+		}
+	}
+	owedTurn("after the lease ran out", "t1")
+	if p, err := s.OwedTurn(ctx, "c1"); err == nil && string(p.Turn) != `{"requestId":"c1-r"}` {
+		t.Errorf("OwedTurn's state = %s, want the record's", p.Turn)
+	}
+	if _, err := s.OwedTurn(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("OwedTurn of an unknown conversation = %v, want ErrNotFound", err)
+	}
 	if start("m2", "t2", at(120)) {
 		t.Error("StartTurn while a turn waits to be taken over = true")
 	}
@@ -560,6 +577,7 @@ func testStartTurn(t *testing.T, s store.Store) {
 	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
 		t.Errorf("OwedTurns after the turn ended = %v, %v; want none", owed, err)
 	}
+	owedTurn("after the turn ended", "")
 	if parks, err := s.EndedParks(ctx, "c1", time.Time{}, "", 10); err != nil || len(parks) != 0 {
 		t.Errorf("EndedParks lists a turn's record: %v, %v", parks, err)
 	}
@@ -579,6 +597,7 @@ func testStartTurn(t *testing.T, s store.Store) {
 	if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
 		t.Errorf("OwedTurns after the turn parked = %v, %v; want none", owed, err)
 	}
+	owedTurn("after the turn parked", "")
 	// The answer's take makes the park owe the reply: no turn starts.
 	l := store.Lease{ParkID: "p2", Owner: "me", Until: at(500)}
 	if _, ok, err := s.TakePark(ctx, "p2", store.Answer{State: store.ParkResolved, Lease: &l}); err != nil || !ok {
@@ -587,6 +606,7 @@ func testStartTurn(t *testing.T, s store.Store) {
 	if start("m3", "t3", at(600)) {
 		t.Error("StartTurn while a resumed turn is owed its reply = true")
 	}
+	owedTurn("while the resumed turn runs", "p2")
 	must(t, s.SaveStep(ctx, l, store.Step{Done: true}))
 	if !start("m3", "t3", at(600)) {
 		t.Error("StartTurn after the resumed turn ended = false")
