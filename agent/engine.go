@@ -934,8 +934,10 @@ func (e *Engine) endedWithTurn(p *store.Park, s turnState, state store.ParkState
 }
 
 // Rejoin shows conversation conv's pending park to a client that joined it
-// again on session sess: it returns the prompt to show (a confirmation's
-// with its call, whose arguments are what is to be approved), and holds
+// again on session sess: it returns what to show, in order: the words the
+// turn said before its card (an EventText, when it said any), the prompt,
+// and a confirmation's call (whose arguments are what is to be
+// approved). It holds
 // the parked turn while someone here subscribes to conv, so an answer
 // needs no read. A kind's card that conv cannot show (its capability is
 // not declared) is answered with the kind's conversational fallback
@@ -997,11 +999,15 @@ func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Co
 		e.parked[conv.ID] = t
 	}
 	e.mu.Unlock()
-	prompt := []Event{{Kind: EventPrompt, RequestID: state.RequestID, Park: p}}
-	if p.Type == store.ParkConfirmation {
-		prompt = append(prompt, Event{Kind: EventToolCall, RequestID: state.RequestID, Call: p.ToolCall})
+	var shown []Event
+	if state.Text != "" {
+		shown = append(shown, Event{Kind: EventText, RequestID: state.RequestID, Text: state.Text})
 	}
-	return prompt
+	shown = append(shown, Event{Kind: EventPrompt, RequestID: state.RequestID, Park: p})
+	if p.Type == store.ParkConfirmation {
+		shown = append(shown, Event{Kind: EventToolCall, RequestID: state.RequestID, Call: p.ToolCall})
+	}
+	return shown
 }
 
 // lostAnswer is the answer of a park whose question was lost with the

@@ -20,12 +20,17 @@ const (
 	// EventMessage (Message): the person's message that started the turn,
 	// stored, told after Send's ack: a subscriber that sent it knows it.
 	EventMessage
+	// EventRunning: a turn of the conversation is in progress, running
+	// here or in another process, or owed its reply and waiting to be
+	// taken over after its process died. Only a catch-up tells it, first:
+	// a subscriber that joins learns the turn before what it said.
+	EventRunning
 )
 
-var eventKindNames = [...]string{"text", "tool_call", "tool_result", "prompt", "reply", "failed", "cancelled", "message"}
+var eventKindNames = [...]string{"text", "tool_call", "tool_result", "prompt", "reply", "failed", "cancelled", "message", "running"}
 
 // String is the kind's name: text, tool_call, tool_result, prompt, reply,
-// failed, cancelled or message.
+// failed, cancelled, message or running.
 func (k EventKind) String() string {
 	if k >= 0 && int(k) < len(eventKindNames) {
 		return eventKindNames[k]

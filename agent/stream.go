@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,12 +14,19 @@ import (
 	"github.com/kindkit/kindkit/store"
 )
 
-// Subscribe has fn told conversation conv's events, in order: first what
-// the turn that runs there has said so far (its catch-up; a parked turn
-// has none, its card is in the store, see Rejoin), then every event of its
-// turns from then on, whoever runs them (this process or, on a store that
-// processes share, another: the relay carries them), until stop is called
-// or ctx ends. A turn's events are the same for every subscriber.
+// Subscribe has fn told conversation conv's events, in order: first its
+// catch-up, then every event of its turns from then on, whoever runs them
+// (this process or, on a store that processes share, another: the relay
+// carries them), until stop is called or ctx ends. A turn's events are the
+// same for every subscriber.
+//
+// The catch-up tells the turn in progress, if one is: an EventRunning
+// first, then what the turn has said so far. That is what this process
+// heard of it, event by event, or else what the store kept: a turn that
+// runs in another process, or whose process died and that waits to be
+// taken over, is told with its text up to its last stored step. A parked
+// turn has no catch-up: its card, and the words before it, are in the
+// store (see Rejoin).
 //
 // fn is called in order, one event at a time, with no lock of the
 // engine held; an engine call that tells an event returns once every
@@ -26,9 +34,13 @@ import (
 // call the engine or stop: the call would wait for itself. Once stop
 // returns, fn is not called again.
 func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (stop func()) {
-	sub := &subscription{conv: conv, fn: fn}
+	sub := &subscription{conv: conv, fn: fn, held: true}
 	sub.done.L = &sub.mu
-	e.stream.add(sub).run()
+	if !e.stream.add(sub) {
+		// Events that come meanwhile wait in the queue, after these.
+		sub.prepend(e.owedCatchUp(ctx, conv))
+	}
+	sub.release()
 	if ctx.Done() == nil {
 		return func() { e.stream.remove(sub) }
 	}
@@ -37,6 +49,33 @@ func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (st
 		stopAfter()
 		e.stream.remove(sub)
 	}
+}
+
+// owedCatchUp is the catch-up of conversation conv's turn in progress as
+// the store has it, for a subscriber that joins a process that heard
+// none of it: the turn runs elsewhere, or waits to be taken over.
+func (e *Engine) owedCatchUp(ctx context.Context, conv string) []Event {
+	p, err := e.cfg.Store.OwedTurn(ctx, conv)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			e.log.Error("load the turn in progress", "err", err)
+		}
+		return nil
+	}
+	s, err := stateOf(p)
+	if err != nil {
+		e.log.Error("read the turn in progress", "err", err)
+		return nil
+	}
+	after := p.ID // a resumed turn's events come after its park
+	if p.Type == store.ParkTurn {
+		after = ""
+	}
+	evs := []Event{{Kind: EventRunning, RequestID: s.RequestID, After: after}}
+	if s.Text != "" {
+		evs = append(evs, Event{Kind: EventText, RequestID: s.RequestID, After: after, Text: s.Text})
+	}
+	return evs
 }
 
 // RelayReady waits until the engine hears its own notes through the
@@ -81,6 +120,9 @@ type subscription struct {
 	told       uint64  // events told, ever
 	delivering bool
 	gone       bool // removed
+	// held: its catch-up is not complete yet. What is queued meanwhile is
+	// told by release, after the catch-up, not by whoever queued it.
+	held bool
 }
 
 // enqueue queues ev and chunk, what is shown with it, and returns how many
@@ -101,7 +143,7 @@ func (sub *subscription) enqueue(ev Event, chunk []Event) uint64 {
 func (sub *subscription) tell(upTo uint64) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	for sub.told < upTo && !sub.gone {
+	for sub.told < upTo && !sub.gone && !sub.held {
 		if sub.delivering {
 			sub.done.Wait()
 			continue
@@ -122,6 +164,28 @@ func (sub *subscription) tell(upTo uint64) {
 		sub.delivering = false
 		sub.done.Broadcast()
 	}
+}
+
+// prepend queues evs before what sub has queued, while it is held.
+func (sub *subscription) prepend(evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if !sub.gone {
+		sub.queue = append(evs, sub.queue...)
+		sub.queued += uint64(len(evs))
+	}
+}
+
+// release ends sub's hold and tells what is queued.
+func (sub *subscription) release() {
+	sub.mu.Lock()
+	sub.held = false
+	upTo := sub.queued
+	sub.mu.Unlock()
+	sub.tell(upTo)
 }
 
 // end stops sub's events and waits for the one being told.
@@ -562,11 +626,16 @@ func eventBytes(ev *Event) int {
 	return n
 }
 
-// add subscribes sub with the catch-up queued, for the delivery to tell.
-func (s *stream) add(sub *subscription) delivery {
+// add subscribes sub with the catch-up of what this process heard of the
+// turn in progress queued, and tells whether it heard any.
+func (s *stream) add(sub *subscription) (heard bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tp := s.topicLocked(sub.conv)
+	if len(tp.live) > 0 {
+		first := tp.live[0].ev
+		sub.queue = append(sub.queue, Event{Kind: EventRunning, RequestID: first.RequestID, After: first.After})
+	}
 	for i := range tp.live {
 		ev := tp.live[i].ev
 		if ev.Kind == EventText {
@@ -576,7 +645,7 @@ func (s *stream) add(sub *subscription) delivery {
 	}
 	sub.queued = uint64(len(sub.queue))
 	tp.subs[sub] = struct{}{}
-	return delivery{first: queued{sub, sub.queued}}
+	return len(tp.live) > 0
 }
 
 // remove ends sub; once it returns, sub's function is not called again.

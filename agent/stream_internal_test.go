@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // The stream knows its own notes by their first bytes, so a note's Origin
@@ -65,7 +66,7 @@ func TestCatchUp(t *testing.T) {
 	var late recorder
 	defer e.Subscribe(context.Background(), "c1", late.hear)()
 	e.stream.post("c1", Event{Kind: EventText, RequestID: "T", Text: "!"}).run()
-	want := []Event{call, {Kind: EventText, RequestID: "T", Text: "Hello"}, {Kind: EventText, RequestID: "T", Text: "!"}}
+	want := []Event{{Kind: EventRunning, RequestID: "T"}, call, {Kind: EventText, RequestID: "T", Text: "Hello"}, {Kind: EventText, RequestID: "T", Text: "!"}}
 	if diff := cmp.Diff(want, late.all(), cmpopts.IgnoreUnexported(Event{})); diff != "" {
 		t.Errorf("late subscriber (-want +got):\n%s", diff)
 	}
@@ -76,6 +77,60 @@ func TestCatchUp(t *testing.T) {
 	if got := after.all(); len(got) != 0 {
 		t.Errorf("after the turn parked, the catch-up is %+v, want none", got)
 	}
+}
+
+// A subscriber that joins a process that heard nothing of the turn in
+// progress (it runs in another process, or its process died and it waits
+// to be taken over) is told it from the store: that it runs, and its text
+// up to its last stored step. What is told meanwhile comes after.
+func TestCatchUpFromStore(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(mem.CreateConversation(ctx, &store.Conversation{ID: "c1"}, &store.Session{ID: "s1"}))
+	record := &store.Park{ID: "t1", SessionID: "s1", Turn: turnState{RequestID: "T", Text: "Said so far."}.encode(), LeaseOwner: "gone"}
+	if _, ok, err := mem.StartTurn(ctx, &store.Message{ID: "m1", ConversationID: "c1", Role: store.RoleUser, Text: "hi"}, record, nil, nil); err != nil || !ok {
+		t.Fatalf("StartTurn = %v, %v", ok, err)
+	}
+	e := quietEngine()
+	meanwhile := Event{Kind: EventText, RequestID: "T", Text: " And more."}
+	e.cfg.Store = duringOwedTurn{mem, func() { e.stream.post("c1", meanwhile).run() }}
+	var late recorder
+	defer e.Subscribe(ctx, "c1", late.hear)()
+	want := []Event{{Kind: EventRunning, RequestID: "T"}, {Kind: EventText, RequestID: "T", Text: "Said so far."}, meanwhile}
+	if diff := cmp.Diff(want, late.all(), cmpopts.IgnoreUnexported(Event{})); diff != "" {
+		t.Errorf("subscriber (-want +got):\n%s", diff)
+	}
+
+	// Once it ended, nothing is in progress.
+	must(mem.SaveStep(ctx, store.Lease{ParkID: "t1", Owner: "gone"}, store.Step{Done: true}))
+	var after recorder
+	defer quietEngineOn(mem).Subscribe(ctx, "c1", after.hear)()
+	if got := after.all(); len(got) != 0 {
+		t.Errorf("after the turn ended, the catch-up is %+v, want none", got)
+	}
+}
+
+// duringOwedTurn is a store whose OwedTurn runs meanwhile as it reads.
+type duringOwedTurn struct {
+	store.Store
+	meanwhile func()
+}
+
+func (s duringOwedTurn) OwedTurn(ctx context.Context, conv string) (*store.Park, error) {
+	s.meanwhile()
+	return s.Store.OwedTurn(ctx, conv)
+}
+
+func quietEngineOn(s store.Store) *Engine {
+	e := quietEngine()
+	e.cfg.Store = s
+	return e
 }
 
 // What one engine tells goes to the subscribers of the other engines on
@@ -156,6 +211,7 @@ func (b *loopBus) flush(t *testing.T, from *stream) {
 // bus (none: nil).
 func quietEngine(bus ...store.Notifier) *Engine {
 	e := &Engine{log: slog.New(slog.DiscardHandler), parked: map[string]*turn{}}
+	e.cfg.Store = memstore.New()
 	var b store.Notifier
 	if len(bus) > 0 {
 		b = bus[0]

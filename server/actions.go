@@ -146,11 +146,16 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		if supports != nil {
 			conv.Supports = supports
 		}
-		if prompt := c.srv.engine.Rejoin(ctx, sess, conv); len(prompt) > 0 {
-			shown = &prompt[0]
-			frames := make([]event, len(prompt))
-			for i, ev := range prompt {
-				frames[i] = frameFor(ev)
+		if again := c.srv.engine.Rejoin(ctx, sess, conv); len(again) > 0 {
+			var frames []event
+			for i, ev := range again {
+				switch {
+				case ev.Kind == agent.EventPrompt:
+					shown = &again[i]
+				case ev.Kind == agent.EventText && !c.asked(extTurnCatchUp):
+					continue // the words before the card only to who asked
+				}
+				frames = append(frames, frameFor(ev))
 			}
 			c.follow(&following{conv: conv.ID, requestID: shown.RequestID, session: sess.ID, park: shown.Park}, frames...)
 		}

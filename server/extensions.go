@@ -38,6 +38,14 @@ const (
 	// page shows it after a reload and may offer to try again. The
 	// reference history leaves such a turn out (PROTOCOL.md §4.9).
 	ExtEndedTurns = "kindkit.ended_turns"
+	// ExtTurnCatchUp has a socket that joins a conversation told the turn
+	// in progress before anything else: a turn_running event for a turn
+	// that runs (here or in another process) or is owed its reply after
+	// its process died, whose stream then follows; and, before a waiting
+	// card shown again, the words its turn said before it, as a
+	// stream_token. Without it a socket that joins learns a running turn
+	// only from what it says next, and gets the card alone.
+	ExtTurnCatchUp = "kindkit.turn_catchup"
 )
 
 // extensions is a set of the extensions above.
@@ -48,10 +56,11 @@ const (
 	extUserMessages
 	extSharedTurns
 	extEndedTurns
+	extTurnCatchUp
 )
 
 var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages, ExtSharedTurns: extSharedTurns,
-	ExtEndedTurns: extEndedTurns}
+	ExtEndedTurns: extEndedTurns, ExtTurnCatchUp: extTurnCatchUp}
 
 // declaredExtensions is the set of extensions named in supports.
 func declaredExtensions(supports []string) extensions {

@@ -32,6 +32,9 @@ func (c *conn) hear(conv string, ev agent.Event) {
 	if ev.Kind == agent.EventMessage && (mine || !c.asked(extUserMessages)) {
 		return // the sender knows its message; a user_message only to who asked
 	}
+	if ev.Kind == agent.EventRunning && !c.asked(extTurnCatchUp) {
+		return // a turn_running only to who asked
+	}
 	c.enqueueLocked(frameFor(ev))
 	switch {
 	case mine && (ev.Kind == agent.EventReply || ev.Kind == agent.EventFailed || ev.Kind == agent.EventCancelled):
@@ -82,6 +85,8 @@ func frameFor(ev agent.Event) event {
 		return cancelledEvent(ev.RequestID)
 	case agent.EventMessage:
 		return userMessageEvent(ev.RequestID, ev.Message)
+	case agent.EventRunning:
+		return turnRunningEvent(ev.RequestID)
 	case agent.EventReply:
 		r := ev.Reply
 		return eventualEvent(ev.RequestID, eventualPayload{

@@ -82,18 +82,25 @@ var allowances = []allowance{
 			return isFormat && len(loc) == 1 && loc[0] == "agentId" && at.sent("agentId", stringAt(at.value, loc))
 		},
 	},
-	{
-		name:   "event type user_message, which the envelope's type enum lacks (kindkit's event; see extensionEvents)",
-		source: "kindkit's extension " + server.ExtUserMessages,
-		ext:    server.ExtUserMessages,
+	extensionEvent("user_message", server.ExtUserMessages),
+	extensionEvent("turn_running", server.ExtTurnCatchUp),
+	historyField("ended", server.ExtEndedTurns),
+	historyField("interactions", server.ExtHistoryCards),
+}
+
+// extensionEvent allows event type typ, which the envelope's type enum
+// lacks, kindkit's extension ext, to the connections that asked for ext.
+func extensionEvent(typ, ext string) allowance {
+	return allowance{
+		name:   "event type " + typ + ", which the envelope's type enum lacks (kindkit's event; see extensionEvents)",
+		source: "kindkit's extension " + ext,
+		ext:    ext,
 		allows: func(at found) bool {
 			_, isEnum := at.err.ErrorKind.(*kind.Enum)
 			return at.schema == "envelope.schema.json" && isEnum && slices.Equal(at.err.InstanceLocation, []string{"type"}) &&
-				at.frame["type"] == "user_message"
+				at.frame["type"] == typ
 		},
-	},
-	historyField("ended", server.ExtEndedTurns),
-	historyField("interactions", server.ExtHistoryCards),
+	}
 }
 
 // historyField allows field on a history message (ConversationMessage),
@@ -124,7 +131,7 @@ type found struct {
 // extensionEvents are kindkit's events, which the reference lacks, each
 // with the extension a connection asks for it by: it is checked against
 // the envelope only, and fails the gate on any other connection.
-var extensionEvents = map[string]string{"user_message": server.ExtUserMessages}
+var extensionEvents = map[string]string{"user_message": server.ExtUserMessages, "turn_running": server.ExtTurnCatchUp}
 
 type wireGate struct {
 	envelope  *jsonschema.Schema
@@ -477,6 +484,8 @@ func TestWireGate(t *testing.T) {
 		{"an event the reference lacks", "[]", "", `{"data":{},"requestId":"r","timestamp":1,"type":"turn_started"}`, false},
 		{"user_message, not asked for", `["choice_chips"]`, "", `{"data":{"message":{"id":"m"},"requestId":"r"},"requestId":"r","timestamp":1,"type":"user_message"}`, false},
 		{"user_message, asked for", `["` + server.ExtUserMessages + `"]`, "", `{"data":{"message":{"id":"m"},"requestId":"r"},"requestId":"r","timestamp":1,"type":"user_message"}`, true},
+		{"turn_running, not asked for", `["choice_chips"]`, "", `{"data":{"requestId":"r"},"requestId":"r","timestamp":1,"type":"turn_running"}`, false},
+		{"turn_running, asked for", `["` + server.ExtTurnCatchUp + `"]`, "", `{"data":{"requestId":"r"},"requestId":"r","timestamp":1,"type":"turn_running"}`, true},
 		{"a field the envelope lacks", "[]", "", `{"data":{"timestamp":1},"extra":1,"timestamp":1,"type":"pong"}`, false},
 		{"otp_invalid as kindkit sent it before", "[]", "", `{"data":{"data":{"code":"NOT_FOUND","message":"m"},"requestId":"v"},"requestId":"v","timestamp":1,"type":"otp_invalid"}`, false},
 		{"new ids, UUIDv7", "[]", "", created(v7, v7), true},

@@ -348,6 +348,12 @@ func userMessageEvent(requestID string, m *store.Message) event {
 			CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano)}}}
 }
 
+// turnRunningEvent is kindkit's turn_running event (ExtTurnCatchUp): the
+// turn requestID is in progress, as a socket joins.
+func turnRunningEvent(requestID string) event {
+	return event{Type: "turn_running", RequestID: requestID, Timestamp: now(), Data: object{"requestId": requestID}}
+}
+
 type userMessageData struct {
 	Message   historyMessage `json:"message"`
 	RequestID string         `json:"requestId"`
