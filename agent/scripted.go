@@ -15,7 +15,9 @@ import (
 // ScriptEntry is one response of the scripted model, in the corpus's
 // mockLlmScript format.
 type ScriptEntry struct {
-	Kind      string `json:"kind"` // "text" or "toolCall"
+	Kind string `json:"kind"` // "text" or "toolCall"
+	// Text is the reply; on a toolCall, words said before the call, in
+	// the same response.
 	Text      string `json:"text,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"` // JSON, as a string
@@ -74,15 +76,13 @@ func (s *Scripted) Respond(ctx context.Context, req ModelRequest, onText func(st
 			return ModelResponse{}, ctx.Err()
 		}
 	}
-	resp := ModelResponse{Usage: scriptedUsage, Position: req.Position + 1}
-	if e.Kind == "toolCall" {
-		resp.ToolCalls = []store.ToolCall{{ID: e.ID, Name: e.Name, Arguments: e.Arguments}}
-		return resp, nil
-	}
+	resp := ModelResponse{Usage: scriptedUsage, Position: req.Position + 1, Text: e.Text}
 	for _, piece := range splitRunes(e.Text, 3) {
 		onText(piece)
 	}
-	resp.Text = e.Text
+	if e.Kind == "toolCall" {
+		resp.ToolCalls = []store.ToolCall{{ID: e.ID, Name: e.Name, Arguments: e.Arguments}}
+	}
 	return resp, nil
 }
 

@@ -54,3 +54,16 @@ func TestScriptedNegativeDelay(t *testing.T) {
 		t.Fatal("a negative delayMs was accepted")
 	}
 }
+
+// A toolCall entry's text is said before the call, in the same response.
+func TestScriptedWordsBeforeCall(t *testing.T) {
+	m, err := NewScripted([]ScriptEntry{{Kind: "toolCall", Text: "First, a question.", ID: "c1", Name: "request_choices", Arguments: `{}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said string
+	resp, err := m.Respond(context.Background(), ModelRequest{}, func(s string) { said += s })
+	if err != nil || said != "First, a question." || resp.Text != said || len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != "request_choices" {
+		t.Fatalf("said %q, responded %+v, %v", said, resp, err)
+	}
+}

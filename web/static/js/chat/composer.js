@@ -40,3 +40,20 @@ export function bindStop() {
     send({ action: "cancel", requestId: state.active });
   });
 }
+
+export function autosize() {
+  el.message.style.height = "auto";
+  el.message.style.height = Math.min(el.message.scrollHeight, 160) + "px";
+}
+
+// A draft outlives a reload, and a reload while offline: it is kept in
+// this tab's sessionStorage until it is sent. Another tab, which may be
+// writing something else to the same conversation, starts empty.
+export const DRAFT_KEY = "kindkit.draft";
+
+export function keepDraft() {
+  try {
+    if (el.message.value.trim()) sessionStorage.setItem(DRAFT_KEY, el.message.value);
+    else sessionStorage.removeItem(DRAFT_KEY);
+  } catch { /* private mode: no draft is kept */ }
+}

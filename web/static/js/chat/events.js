@@ -6,7 +6,7 @@ import { updateComposer } from "./composer.js";
 import { onConfirmation } from "./confirm.js";
 import { send, setStatus } from "./socket.js";
 import { append, el, nextId, save, showNotice, state } from "./state.js";
-import { copyButton, onCancelled, onChunk, onError, onEventual, onToken, reply, retryButton, settleFromHistory, watched } from "./turns.js";
+import { copyButton, onCancelled, onChunk, onError, onEventual, onRunning, onToken, reply, retryButton, settleFromHistory, watched } from "./turns.js";
 
 export function handle(m) {
   switch (m.type) {
@@ -19,6 +19,7 @@ export function handle(m) {
     case "eventual_response": return onEventual(m);
     case "cancelled": return onCancelled(m);
     case "user_message": return onUserMessage(m);
+    case "turn_running": return onRunning(m);
     case "error": return onError(m);
     default: return undefined; // pong, keepalive, stream_preamble, stream_reasoning…
   }
@@ -62,6 +63,12 @@ export function onImmediate(m) {
     state.pending.delete(m.requestId);
     const c = state.confirms.get(m.requestId);
     if (c) c.close(`${d.approved ? "Approved" : "Rejected"}: ${c.toolName}`);
+    return;
+  }
+  if (state.unacked.delete(m.requestId)) {
+    // The message is stored: its reply is owed.
+    const t = state.turns.get(m.requestId);
+    if (t && t.bubble) t.bubble.classList.remove("sending");
     return;
   }
   if (m.status === 200 && d.interactionId) {

@@ -1,5 +1,5 @@
 // The composer: sending a message, answering a card in words, a new conversation.
-import { openCard, updateComposer } from "./composer.js";
+import { autosize, DRAFT_KEY, keepDraft, openCard, updateComposer } from "./composer.js";
 import { userBubble } from "./events.js";
 import { reconnectNow, send } from "./socket.js";
 import { append, el, nextId, save, showNotice, state } from "./state.js";
@@ -18,11 +18,16 @@ export function bindComposer() {
     if (card) frame.withdrawInteraction = card.id;
     if (!send(frame)) return;
     if (card) card.inWords = true;
-    append(userBubble(text));
+    const bubble = userBubble(text);
+    bubble.classList.add("sending"); // until the server has stored it
+    append(bubble);
     // What was just sent is in view, wherever the person had scrolled to.
     el.log.scrollTop = el.log.scrollHeight;
+    // Until its ack the message may be refused: then it goes back to the
+    // composer (refused), as if never sent.
+    state.unacked.add(rid);
+    Object.assign(turnFor(rid), { asked: text, bubble, card, before: state.active });
     state.active = rid;
-    turnFor(rid).asked = text;
     el.message.value = "";
     keepDraft();
     autosize();
@@ -86,23 +91,6 @@ function disarmFresh() {
   clearTimeout(freshArmed);
   freshArmed = 0;
   el.fresh.textContent = "New conversation";
-}
-
-export function autosize() {
-  el.message.style.height = "auto";
-  el.message.style.height = Math.min(el.message.scrollHeight, 160) + "px";
-}
-
-// A draft outlives a reload, and a reload while offline: it is kept in
-// this tab's sessionStorage until it is sent. Another tab, which may be
-// writing something else to the same conversation, starts empty.
-const DRAFT_KEY = "kindkit.draft";
-
-function keepDraft() {
-  try {
-    if (el.message.value.trim()) sessionStorage.setItem(DRAFT_KEY, el.message.value);
-    else sessionStorage.removeItem(DRAFT_KEY);
-  } catch { /* private mode: no draft is kept */ }
 }
 
 let freshArmed = 0; // New conversation's second click is awaited till this timer fires

@@ -31,9 +31,11 @@ export function wsURL() {
 // the history's ended cards, for their summaries after a reload
 // (server.ExtHistoryCards), the messages other tabs send
 // (server.ExtUserMessages), Stop for a turn another tab sent or this page
-// sent before a reload (server.ExtSharedTurns), and the turns that ended
-// without their reply, in the history (server.ExtEndedTurns).
-const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns", "kindkit.ended_turns"];
+// sent before a reload (server.ExtSharedTurns), the turns that ended
+// without their reply, in the history (server.ExtEndedTurns), and the turn
+// in progress as the page joins, with the words before a waiting card
+// (server.ExtTurnCatchUp).
+const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns", "kindkit.ended_turns", "kindkit.turn_catchup"];
 
 export function supports() {
   const set = new Set([...Object.values(OWN).map((c) => c.capability), ...EXTENSIONS]);

@@ -45,6 +45,7 @@ export const state = {
   pending: new Map(), // requestId → what it was for ("create", "history", "outcomes")
   unsettled: new Set(), // ids of cards that closed without an outcome, looked up in the history
   sentElsewhere: new Map(), // message id → its bubble, for a message another tab sent
+  unacked: new Set(), // requestIds of messages sent and not yet acknowledged (stored)
   seq: 0,
   retry: 500,
   retryTimer: 0,

@@ -1,7 +1,7 @@
 // A turn's bubble: streamed Markdown, tool lines, the end of a turn.
 import { h } from "../core/dom.js";
 import { OWN } from "../renderers/index.js";
-import { updateComposer } from "./composer.js";
+import { autosize, keepDraft, updateComposer } from "./composer.js";
 import { reconnectNow, send } from "./socket.js";
 import { announce, append, el, keepScrolled, nextId, readable, showNotice, state } from "./state.js";
 
@@ -37,6 +37,23 @@ export function watched(rid) {
     updateComposer();
   }
   return t;
+}
+
+// onRunning is the turn in progress as the page joins
+// (kindkit.turn_catchup): it runs, here or on another server, or is owed
+// its reply after its server died and waits to be taken over. It is shown
+// running, with Stop, and what it said so far follows as tokens: a bubble
+// the page had for it, cut short by the lost connection, is written anew,
+// keeping its cards and tool lines.
+export function onRunning(m) {
+  const rid = m.requestId;
+  const old = rid && state.turns.get(rid);
+  if (old) {
+    for (const node of old.el.querySelectorAll(":scope > .text, :scope > .turn-note, :scope > .turn-error, :scope > .copy, :scope > .retry")) node.remove();
+    Object.assign(old, { done: false, parked: false, seg: null, text: "" });
+    old.el.append(old.typing);
+  }
+  if (watched(rid)) updateComposer();
 }
 
 // reply is a bubble's block of reply text, drawn from its Markdown.
@@ -347,6 +364,11 @@ export function onError(m) {
     return;
   }
   const t = rid && state.turns.get(rid);
+  if (t && state.unacked.delete(rid)) {
+    refused(t, readable(err));
+    if (err.code === "SESSION_NOT_FOUND") reconnectNow();
+    return;
+  }
   if (t && !t.done) {
     finishTurn(t, readable(err), true);
     if (t.asked) t.el.append(retryButton(t.asked)); // as the history offers it
@@ -354,6 +376,24 @@ export function onError(m) {
     return;
   }
   showNotice(readable(err));
+}
+
+// refused takes back a message the server did not store (another turn
+// runs, a bound, a lost session): its bubble and its turn go, its text is
+// back in the composer with the reason above it, and what it would have
+// answered in words is open again.
+export function refused(t, reason) {
+  t.bubble.remove();
+  t.el.remove();
+  state.turns.delete(t.rid);
+  if (t.card) t.card.inWords = false;
+  if (state.active === t.rid) state.active = t.before && state.turns.has(t.before) ? t.before : null;
+  const typed = el.message.value.trim();
+  el.message.value = !typed || typed === t.asked ? t.asked : t.asked + "\n" + el.message.value;
+  keepDraft();
+  autosize();
+  showNotice(reason);
+  updateComposer();
 }
 
 // connectionLost ends what the old socket was streaming; parked cards
