@@ -27,7 +27,12 @@ type Config struct {
 	Model        Model
 	Tools        []HostTool // the host's own tools
 	ToolSets     []ToolSet  // more host tools, listed again for every model call (MCP servers')
-	ConfirmTools []string   // a tool whose name contains one of these waits for a person's confirmation
+	// Confirm is the confirmation policy: for a tool's name, the
+	// decisions a person may make on its calls, which wait for them
+	// before they run (a write confirmation); 0 runs the call without
+	// asking. Approve and Reject are always allowed once a call waits
+	// (Engine.Allowed). ConfirmMatching makes one from name substrings.
+	Confirm func(tool string) Decision
 	// Hooks run with every accepted answer of their kind (<kind>gen.OnAnswer),
 	// on the card's path and on the conversation's; an error is logged and
 	// never fails the turn.
@@ -644,27 +649,11 @@ func (e *Engine) submit(ctx context.Context, sess *store.Session, parkID string,
 // taken, before the turn resumes; ok is false when the confirmation was
 // not pending any more (with an *AskEndedError, as for Submit).
 func (e *Engine) Confirm(ctx context.Context, sess *store.Session, parkID string, approved bool, ack func(Taken)) (ok bool, err error) {
-	p, _, err := e.pending(ctx, sess.ConversationID, parkID, store.ParkConfirmation)
-	if err != nil {
-		return false, err
-	}
-	if p == nil {
-		return e.late(ctx, sess.ConversationID, parkID)
-	}
-	defer func() {
-		if !ok && err == nil {
-			ok, err = e.late(ctx, sess.ConversationID, parkID) // taken meanwhile
-		}
-	}()
-	r := Result{Text: deniedResult, IsError: true}
+	d := Decided{Decision: Reject}
 	if approved {
-		r = Result{}
+		d.Decision = Approve
 	}
-	return e.resolveAck(ctx, sess, p, store.ParkResolved, r, ViaCard, func(t *turn) {
-		if ack != nil {
-			ack(Taken{RequestID: t.requestID})
-		}
-	})
+	return e.Decide(ctx, sess, parkID, d, ack)
 }
 
 // pending is park id of conversation conv, of type typ, with its kind's
@@ -724,12 +713,11 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	}
 	turn.Expiry = nil // the park's, which ends here
 	var actor *store.Session
-	var decision *bool
+	decision := ""
 	if via == ViaCard {
 		actor = sess
 		if p.Type == store.ParkConfirmation {
-			approved := r == (Result{})
-			decision = &approved
+			decision = decisionOf(decidedFrom(ctx), r)
 		}
 	}
 	record := e.record(ctx, p, turn, via, actor, decision)
@@ -737,7 +725,12 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	var first *Event
 	switch {
 	case p.Type == store.ParkConfirmation && r == (Result{}):
-		turn.Pending = append([]store.ToolCall{p.ToolCall}, turn.Pending...)
+		call := p.ToolCall
+		if d := decidedFrom(ctx); d != nil && d.Decision == Edit {
+			call.Arguments = string(d.Arguments)
+			turn.Edited = call.ID
+		}
+		turn.Pending = append([]store.ToolCall{call}, turn.Pending...)
 		turn.Approved = p.ToolCall.ID
 	case turn.Asking != "":
 		// A host tool's Ask: the tool runs again and its Ask returns this.
@@ -753,7 +746,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	}
 	l := e.lease(p.ID)
 	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: turn.encode(), Lease: &l,
-		Outcome: cardOutcome(p, state, r), Record: record})
+		Outcome: cardOutcome(p, state, r, decision), Record: record})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -771,6 +764,8 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 // keeps them for the history's summaries (store.Park.Outcome).
 var (
 	outcomeApproved  = json.RawMessage(`{"status":"approved"}`)
+	outcomeEdited    = json.RawMessage(`{"status":"approved","edited":true}`)
+	outcomeResponded = json.RawMessage(`{"status":"responded"}`)
 	outcomeDenied    = json.RawMessage(`{"status":"denied"}`)
 	outcomeExpired   = json.RawMessage(kindkit.NoResponse().JSON())
 	outcomeCancelled = json.RawMessage(`{"status":"cancelled"}`) // stopped with Stop (cancel)
@@ -781,11 +776,15 @@ var (
 // host tool's Ask too, though the payload is not a message), a write
 // confirmation approved, denied or no_response. A fallback directive,
 // which the person never saw as a card, has none.
-func cardOutcome(p *store.Park, state store.ParkState, r Result) json.RawMessage {
+func cardOutcome(p *store.Park, state store.ParkState, r Result, decision string) json.RawMessage {
 	if p.Type == store.ParkConfirmation {
 		switch {
 		case state == store.ParkExpired:
 			return outcomeExpired
+		case decision == decisionEdited:
+			return outcomeEdited
+		case decision == decisionResponded:
+			return outcomeResponded
 		case r == (Result{}):
 			return outcomeApproved
 		}
@@ -872,7 +871,7 @@ func (e *Engine) cancelPark(ctx context.Context, p *store.Park) bool {
 	s := e.readState(p)
 	ended := endedMessage(p.ConversationID, s.Text, false, e.clock.Now())
 	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
-		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaCancel, nil, nil)})
+		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaCancel, nil, "")})
 	if err != nil {
 		e.log.Error("cancel park", "interactionId", p.ID, "err", err)
 	}
@@ -909,7 +908,7 @@ const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new
 func (e *Engine) withdrawal(ctx context.Context, p *store.Park, by *store.Session, via string, now time.Time) *store.Answer {
 	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, now)
 	return &store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}, Outcome: json.RawMessage(withdrawnResult),
-		Record: e.record(ctx, p, e.readState(p), via, by, nil)}
+		Record: e.record(ctx, p, e.readState(p), via, by, "")}
 }
 
 // withdrawn tells what follows from park p's withdrawal, once it is

@@ -50,11 +50,35 @@ type Record struct {
 	// Process is the engine that ended it: its lease owner's id, as its
 	// leases and logs name it.
 	Process string `json:"process"`
-	// Decision is a tool call's: approved or rejected, when a person
-	// decided.
+	// Decision is a tool call's, when a person decided: approved,
+	// edited, rejected or responded (Decide).
 	Decision string `json:"decision,omitempty"`
-	// Arguments are a tool call's, as the model gave them.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Arguments are a tool call's, as the model gave them, and
+	// EditedArguments those it ran with when the person edited them.
+	Arguments       json.RawMessage `json:"arguments,omitempty"`
+	EditedArguments json.RawMessage `json:"editedArguments,omitempty"`
+}
+
+// A person's decisions on a tool call, as a Record names them.
+const (
+	decisionApproved  = "approved"
+	decisionEdited    = "edited"
+	decisionRejected  = "rejected"
+	decisionResponded = "responded"
+)
+
+// decisionOf names the decision d (nil: Confirm's, told by r, empty when
+// approved).
+func decisionOf(d *Decided, r Result) string {
+	switch {
+	case d != nil && d.Decision == Edit:
+		return decisionEdited
+	case d != nil && d.Decision == Respond:
+		return decisionResponded
+	case r == (Result{}):
+		return decisionApproved
+	}
+	return decisionRejected
 }
 
 // AskRecord is an ask that ended, as Engine.Records lists it.
@@ -87,7 +111,7 @@ func principalOf(ctx context.Context) string {
 // via by ctx's principal; actor is the session that ended it (nil when
 // the engine did, or a Cancel that names none), and approved a
 // confirmation's decision when a person made one.
-func (e *Engine) record(ctx context.Context, p *store.Park, s turnState, via string, actor *store.Session, approved *bool) json.RawMessage {
+func (e *Engine) record(ctx context.Context, p *store.Park, s turnState, via string, actor *store.Session, decision string) json.RawMessage {
 	r := Record{At: e.clock.Now().UTC(), Via: via, Asked: AskedByModel, Process: e.owner}
 	switch {
 	case p.Type == store.ParkConfirmation:
@@ -100,8 +124,9 @@ func (e *Engine) record(ctx context.Context, p *store.Park, s turnState, via str
 	if actor != nil {
 		r.SessionID = actor.ID
 	}
-	if approved != nil {
-		r.Decision = map[bool]string{true: "approved", false: "rejected"}[*approved]
+	r.Decision = decision
+	if d := decidedFrom(ctx); d != nil && d.Decision == Edit {
+		r.EditedArguments = d.Arguments
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -129,7 +129,7 @@ func TestConfirmationRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t, agent.Config{Store: st, Tools: []agent.HostTool{del}, ConfirmTools: []string{"delete"}, Clock: clockwork.NewFakeClock(),
+	e := newEngine(t, agent.Config{Store: st, Tools: []agent.HostTool{del}, Confirm: agent.ConfirmMatching(agent.Approve|agent.Reject, "delete"), Clock: clockwork.NewFakeClock(),
 		Model: scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":42}`, ID: "call-1"},
 			agent.ScriptEntry{Kind: "text", Text: "done"})})
 	sess := conversation(t, st, "")

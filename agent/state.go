@@ -26,6 +26,9 @@ type turnState struct {
 	// Approved is the id of the gated call at the front of Pending that
 	// the person approved: it runs without asking again.
 	Approved string `json:"approved,omitempty"`
+	// Edited is the id of the approved call whose arguments the person
+	// edited: its result tells the model so.
+	Edited string `json:"edited,omitempty"`
 	// Asked holds, per host tool call, the payloads of the Asks it made,
 	// in order: when the call runs again, each Ask returns its answer.
 	Asked map[string][]string `json:"asked,omitempty"`

@@ -46,7 +46,7 @@ func TestNewToolSchema(t *testing.T) {
 func toolTurn(t *testing.T, tools []agent.HostTool, confirm []string, name, args string) (agent.Event, *follower, *agent.Engine, store.Store) {
 	t.Helper()
 	st := memstore.New()
-	e := newEngine(t, agent.Config{Store: st, Tools: tools, ConfirmTools: confirm, Clock: clockwork.NewFakeClock(),
+	e := newEngine(t, agent.Config{Store: st, Tools: tools, Confirm: agent.ConfirmMatching(agent.Approve|agent.Reject, confirm...), Clock: clockwork.NewFakeClock(),
 		Model: scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: name, Arguments: args, ID: "call-7"}, agent.ScriptEntry{Kind: "text", Text: "done"})})
 	f := newFollower()
 	f.start(e, conversation(t, st, "alice"), "book me in")

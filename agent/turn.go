@@ -774,7 +774,7 @@ func (t *turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 		// A call that ran before and asked was allowed and shown then.
 		rerun := len(t.state.Asked[call.ID]) > 0
 		approved := t.state.Approved == call.ID
-		if !approved && !rerun && t.gated(call.Name) {
+		if !approved && !rerun && t.eng.cfg.Confirm != nil && t.eng.cfg.Confirm(call.Name) != 0 {
 			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
 		}
 		// The tool may have effects: its call is stored before it runs.
@@ -793,6 +793,10 @@ func (t *turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 		if parked || err != nil {
 			return parked, err
 		}
+		if t.state.Edited == call.ID {
+			r.Text = editedNote(call.Arguments) + r.Text
+			t.state.Edited = ""
+		}
 		return false, t.answer(call, r)
 	}
 	t.emit(Event{Kind: EventToolCall, Call: call})
@@ -808,15 +812,6 @@ func (t *turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
 	}
 	ctx := context.WithValue(kindkit.WithAsker(t.ctx, a), liveKey{}, a)
 	return runHost(ctx, ht, info, call.Arguments)
-}
-
-func (t *turn) gated(name string) bool {
-	for _, sub := range t.eng.cfg.ConfirmTools {
-		if sub != "" && strings.Contains(name, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // answer stores a tool result and emits its chunk.
@@ -947,7 +942,7 @@ func (t *turn) park(p *store.Park) (bool, error) {
 		e.unpark(p.ConversationID, p.ID)
 		t.parked.Store(nil)
 		taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired,
-			Record: e.record(t.ctx, p, kept, ViaDrain, nil, nil)})
+			Record: e.record(t.ctx, p, kept, ViaDrain, nil, "")})
 		if err != nil || !ok {
 			return true, err
 		}
@@ -959,7 +954,7 @@ func (t *turn) park(p *store.Park) (bool, error) {
 		// Cancelled while parking: the park must not outlive the turn.
 		e.unpark(p.ConversationID, p.ID)
 		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled,
-			Record: e.record(t.ctx, p, kept, ViaCancel, nil, nil)}); ok {
+			Record: e.record(t.ctx, p, kept, ViaCancel, nil, "")}); ok {
 			e.parkEnded(p, kept, store.ParkCancelled)
 		}
 		return true, nil

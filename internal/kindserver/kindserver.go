@@ -77,6 +77,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
 	knowledgeDir := fs.String("knowledge", "", "search the .md, .markdown and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits by default (an Ask or its kind may set its own)")
+	toolDecisions := fs.String("tool-decisions", "approve,reject", "what a person may decide on a tool call that waits for them (a script's confirmTools): a comma-separated set of approve, reject, edit (run it with their arguments) and respond (their words stand in for its result)")
 	onExpiry := fs.String("on-expiry", string(kindkit.ExpireNoResponse), "what a parked interaction's deadline resolves it to by default: `no_response` or end_turn (the turn stops with its card)")
 	leaseTimeout := fs.Duration("lease-timeout", 15*time.Second, "how long a resumed turn stays this process's without a renewal; a turn whose process died is finished by the next one (or, on PostgreSQL, any other) once its lease has run out")
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
@@ -160,6 +161,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("-on-expiry must be no_response or end_turn (a default answer is an Ask's or a kind's, per kind)", "value", *onExpiry)
 		return 2
 	}
+	decisions, err := agent.ParseDecisions(*toolDecisions)
+	if err != nil || decisions&agent.Approve == 0 || decisions&agent.Reject == 0 {
+		log.Error("-tool-decisions must name approve and reject, and may add edit and respond", "value", *toolDecisions)
+		return 2
+	}
 	var allowed []string
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -187,7 +193,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		cfg.Model, _ = agent.NewScripted(f.Script)
-		cfg.Tools, cfg.ConfirmTools = f.Tools, f.ConfirmTools
+		cfg.Tools = f.Tools
+		if len(f.ConfirmTools) > 0 {
+			cfg.Confirm = agent.ConfirmMatching(decisions, f.ConfirmTools...)
+		}
 		if len(f.Knowledge) > 0 {
 			index, err := knowledge.New(f.Knowledge)
 			if err != nil {

@@ -28,7 +28,8 @@ type Config struct {
 	Model            agent.Model
 	Tools            []agent.HostTool
 	ToolSets         []agent.ToolSet
-	ConfirmTools     []string
+	ConfirmTools     []string // tools whose name contains one of these wait for Approve or Reject
+	Confirm          func(tool string) agent.Decision // a policy of its own instead
 	Hooks            []kindkit.Hook
 	Knowledge        agent.Knowledge
 	ParkTimeout      time.Duration
@@ -63,8 +64,12 @@ func (cfg Config) Options() server.Options {
 
 // Engine is the engine's part of cfg.
 func (cfg Config) Engine() agent.Config {
+	confirm := cfg.Confirm
+	if confirm == nil && len(cfg.ConfirmTools) > 0 {
+		confirm = agent.ConfirmMatching(agent.Approve|agent.Reject, cfg.ConfirmTools...)
+	}
 	return agent.Config{Catalog: cfg.Catalog, Store: cfg.Store, Model: cfg.Model, Tools: cfg.Tools, ToolSets: cfg.ToolSets,
-		ConfirmTools: cfg.ConfirmTools, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout,
+		Confirm: confirm, Hooks: cfg.Hooks, Knowledge: cfg.Knowledge, ParkTimeout: cfg.ParkTimeout,
 		LeaseTimeout: cfg.LeaseTimeout, KeepParksOnDrain: cfg.KeepParksOnDrain, TracerProvider: cfg.TracerProvider,
 		Metrics: cfg.Metrics, AgentName: cfg.AgentName, Clock: cfg.Clock, Logger: cfg.Logger}
 }
