@@ -155,7 +155,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 				case ev.Kind == agent.EventText && !c.asked(extTurnCatchUp):
 					continue // the words before the card only to who asked
 				}
-				frames = append(frames, frameFor(ev))
+				frames = append(frames, c.frameFor(ev))
 			}
 			c.follow(&following{conv: conv.ID, requestID: shown.RequestID, session: sess.ID, park: shown.Park}, frames...)
 		}
@@ -754,8 +754,9 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 		c.send(errorEvent(f.RequestID, codeValidation, "confirm_tool_action requires a 'sessionId'"))
 		return
 	}
-	if f.Approved == nil {
-		c.send(errorEvent(f.RequestID, codeValidation, "confirm_tool_action requires a boolean 'approved'"))
+	d, ok := decisionOf(f)
+	if !ok {
+		c.send(errorEvent(f.RequestID, codeValidation, "confirm_tool_action requires a boolean 'approved', or a 'decision': approve, edit, reject or respond"))
 		return
 	}
 	noPending := errorEvent(f.RequestID, codeNoPendingConfirm,
@@ -769,22 +770,56 @@ func (c *conn) confirmToolAction(ctx context.Context, f *frame) {
 	if !ok {
 		return
 	}
+	approved := d.Decision == agent.Approve || d.Decision == agent.Edit
 	message := "Tool action rejected"
-	if *f.Approved {
+	if approved {
 		message = "Tool action approved"
 	}
-	ok, err := c.srv.engine.Confirm(ctx, sess, t.park.ID, *f.Approved, func(taken agent.Taken) {
+	ok, err := c.srv.engine.Decide(ctx, sess, t.park.ID, d, func(taken agent.Taken) {
 		c.follow(&following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID},
-			immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": *f.Approved}))
+			immediate(f.RequestID, 200, message, object{"sessionId": f.SessionID, "approved": approved}))
 	})
 	var ended *agent.AskEndedError
+	var invalid *agent.InvalidAnswerError
 	switch {
 	case errors.As(err, &ended):
 		noPending.Error.Message += ": " + ended.Error()
 		c.send(noPending)
+	case errors.As(err, &invalid):
+		c.send(nested("confirmation_invalid", f.RequestID, object{
+			"toolId": t.park.ToolCall.Name, "errors": invalid.Errors, "message": msgFieldsInvalid}))
+	case errors.Is(err, agent.ErrDecisionNotAllowed):
+		c.send(errorEvent(f.RequestID, codeValidation, fmt.Sprintf("the decision '%s' is not allowed for tool '%s'", cut(f.Decision, 32), t.park.ToolCall.Name)))
 	case err != nil:
 		c.internalError(f.RequestID, err, "take confirmation")
 	case !ok:
 		c.send(noPending)
 	}
+}
+
+// decisionOf is the decision a confirm_tool_action sends: its decision
+// (ExtToolDecisions), else approved as the reference has it.
+func decisionOf(f *frame) (agent.Decided, bool) {
+	d := agent.Decided{Arguments: f.Arguments, Message: f.Message}
+	switch f.Decision {
+	case "":
+		if f.Approved == nil {
+			return d, false
+		}
+		d.Decision = agent.Reject
+		if *f.Approved {
+			d.Decision = agent.Approve
+		}
+	case "approve":
+		d.Decision = agent.Approve
+	case "edit":
+		d.Decision = agent.Edit
+	case "reject":
+		d.Decision = agent.Reject
+	case "respond":
+		d.Decision = agent.Respond
+	default:
+		return d, false
+	}
+	return d, true
 }

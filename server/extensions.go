@@ -46,6 +46,13 @@ const (
 	// stream_token. Without it a socket that joins learns a running turn
 	// only from what it says next, and gets the card alone.
 	ExtTurnCatchUp = "kindkit.turn_catchup"
+	// ExtToolDecisions has a write_confirmation_required say what the
+	// person may decide beyond approve and reject (decisions: edit,
+	// respond), with the call's arguments and the tool's parameter schema
+	// to edit them against; a confirm_tool_action then sends decision
+	// (and arguments or message), and edited arguments that break the
+	// schema get a confirmation_invalid event with an error per field.
+	ExtToolDecisions = "kindkit.tool_decisions"
 )
 
 // extensions is a set of the extensions above.
@@ -57,10 +64,11 @@ const (
 	extSharedTurns
 	extEndedTurns
 	extTurnCatchUp
+	extToolDecisions
 )
 
 var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages, ExtSharedTurns: extSharedTurns,
-	ExtEndedTurns: extEndedTurns, ExtTurnCatchUp: extTurnCatchUp}
+	ExtEndedTurns: extEndedTurns, ExtTurnCatchUp: extTurnCatchUp, ExtToolDecisions: extToolDecisions}
 
 // declaredExtensions is the set of extensions named in supports.
 func declaredExtensions(supports []string) extensions {

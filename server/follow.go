@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/kindkit/kindkit/agent"
@@ -35,7 +36,7 @@ func (c *conn) hear(conv string, ev agent.Event) {
 	if ev.Kind == agent.EventRunning && !c.asked(extTurnCatchUp) {
 		return // a turn_running only to who asked
 	}
-	c.enqueueLocked(frameFor(ev))
+	c.enqueueLocked(c.frameFor(ev))
 	switch {
 	case mine && (ev.Kind == agent.EventReply || ev.Kind == agent.EventFailed || ev.Kind == agent.EventCancelled):
 		c.turn = nil
@@ -68,6 +69,32 @@ func (c *conn) followed() (following, bool) {
 		return following{}, false
 	}
 	return *c.turn, true
+}
+
+// frameFor is the protocol event of a turn event for this connection: a
+// write confirmation says what may be decided on it to a connection that
+// asked (ExtToolDecisions).
+func (c *conn) frameFor(ev agent.Event) event {
+	if ev.Kind != agent.EventPrompt || ev.Park.Type != store.ParkConfirmation || !c.asked(extToolDecisions) {
+		return frameFor(ev)
+	}
+	p := ev.Park
+	data := object{"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name),
+		"decisions": c.srv.engine.Allowed(p).Names(), "arguments": argumentsOf(p.ToolCall.Arguments)}
+	if tool, ok := c.srv.engine.Tool(p.ToolCall.Name); ok && len(tool.Parameters) > 0 {
+		data["parameters"] = tool.Parameters
+	}
+	return nested("write_confirmation_required", ev.RequestID, data)
+}
+
+// argumentsOf is a call's arguments as JSON: as the model gave them when
+// they are, else as a string.
+func argumentsOf(args string) json.RawMessage {
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
 }
 
 // frameFor is the protocol event of a turn event.

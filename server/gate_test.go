@@ -84,6 +84,18 @@ var allowances = []allowance{
 	},
 	extensionEvent("user_message", server.ExtUserMessages),
 	extensionEvent("turn_running", server.ExtTurnCatchUp),
+	extensionEvent("confirmation_invalid", server.ExtToolDecisions),
+	{
+		name:   "decisions, arguments and parameters on write_confirmation_required's data",
+		source: "kindkit's extension " + server.ExtToolDecisions,
+		ext:    server.ExtToolDecisions,
+		allows: func(at found) bool {
+			ap, ok := at.err.ErrorKind.(*kind.AdditionalProperties)
+			return ok && at.schema == "events/write-confirmation-required.schema.json" &&
+				slices.Equal(at.err.InstanceLocation, []string{"data", "data"}) &&
+				!slices.ContainsFunc(ap.Properties, func(p string) bool { return p != "decisions" && p != "arguments" && p != "parameters" })
+		},
+	},
 	historyField("ended", server.ExtEndedTurns),
 	historyField("interactions", server.ExtHistoryCards),
 }
@@ -131,7 +143,8 @@ type found struct {
 // extensionEvents are kindkit's events, which the reference lacks, each
 // with the extension a connection asks for it by: it is checked against
 // the envelope only, and fails the gate on any other connection.
-var extensionEvents = map[string]string{"user_message": server.ExtUserMessages, "turn_running": server.ExtTurnCatchUp}
+var extensionEvents = map[string]string{"user_message": server.ExtUserMessages, "turn_running": server.ExtTurnCatchUp,
+	"confirmation_invalid": server.ExtToolDecisions}
 
 type wireGate struct {
 	envelope  *jsonschema.Schema
@@ -486,6 +499,9 @@ func TestWireGate(t *testing.T) {
 		{"user_message, asked for", `["` + server.ExtUserMessages + `"]`, "", `{"data":{"message":{"id":"m"},"requestId":"r"},"requestId":"r","timestamp":1,"type":"user_message"}`, true},
 		{"turn_running, not asked for", `["choice_chips"]`, "", `{"data":{"requestId":"r"},"requestId":"r","timestamp":1,"type":"turn_running"}`, false},
 		{"turn_running, asked for", `["` + server.ExtTurnCatchUp + `"]`, "", `{"data":{"requestId":"r"},"requestId":"r","timestamp":1,"type":"turn_running"}`, true},
+		{"decisions, not asked for", `[]`, "", `{"data":{"data":{"actionDescription":"a","toolId":"t","decisions":["approve"]},"requestId":"r"},"requestId":"r","timestamp":1,"type":"write_confirmation_required"}`, false},
+		{"decisions, asked for", `["` + server.ExtToolDecisions + `"]`, "", `{"data":{"data":{"actionDescription":"a","toolId":"t","decisions":["approve"],"arguments":{},"parameters":{}},"requestId":"r"},"requestId":"r","timestamp":1,"type":"write_confirmation_required"}`, true},
+		{"another field, asked for", `["` + server.ExtToolDecisions + `"]`, "", `{"data":{"data":{"actionDescription":"a","toolId":"t","secret":1},"requestId":"r"},"requestId":"r","timestamp":1,"type":"write_confirmation_required"}`, false},
 		{"a field the envelope lacks", "[]", "", `{"data":{"timestamp":1},"extra":1,"timestamp":1,"type":"pong"}`, false},
 		{"otp_invalid as kindkit sent it before", "[]", "", `{"data":{"data":{"code":"NOT_FOUND","message":"m"},"requestId":"v"},"requestId":"v","timestamp":1,"type":"otp_invalid"}`, false},
 		{"new ids, UUIDv7", "[]", "", created(v7, v7), true},

@@ -71,6 +71,12 @@ type frame struct {
 	// (a kindkit extension): a page that reloads mid-reply finds the reply
 	// still being written, then finished.
 	KeepTurns bool `json:"keepTurns"`
+	// Decision and Arguments, on confirm_tool_action, are a decision
+	// beyond approve and reject (ExtToolDecisions): "edit" with the
+	// arguments the call runs with, or "respond" with message as its
+	// result; "reject" may give a message too.
+	Decision  string          `json:"decision"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // decodeFrame parses one text frame. supports, when present and not null,

@@ -42,6 +42,8 @@ func TestFlags(t *testing.T) {
 		"knowledge twice":    {[]string{"-store", "memory", "-knowledge", "/tmp", "-script", "testdata/knowledge-script.json"}, 2, "use one"},
 		"bad on-expiry":      {[]string{"-store", "memory", "-on-expiry", "later"}, 2, "-on-expiry must be no_response or end_turn"},
 		"on-expiry default":  {[]string{"-store", "memory", "-on-expiry", "default"}, 2, "-on-expiry must be no_response or end_turn"},
+		"unknown decision":   {[]string{"-store", "memory", "-tool-decisions", "approve,reject,maybe"}, 2, "-tool-decisions must name approve and reject"},
+		"no reject":          {[]string{"-store", "memory", "-tool-decisions", "approve,edit"}, 2, "-tool-decisions must name approve and reject"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
