@@ -6,7 +6,7 @@ import { OUTCOMES, cardTitle, isLink, summary } from "../renderers/summary.js";
 
 // CONFIRMED are the words for a write confirmation's answer, as its live
 // card says them.
-export const CONFIRMED = { approved: "Approved", denied: "Rejected" };
+export const CONFIRMED = { approved: "Approved", denied: "Rejected", responded: "Answered instead" };
 
 // pastCard is an ended card from the history (a kindkit.history_cards
 // entry): its heading and summary. kinds maps a kind's name to its
@@ -31,7 +31,7 @@ export function pastCard(c, kinds) {
 // came of it, and for which tool ("Approved: delete_record").
 function pastConfirmation(d, outcome) {
   const st = outcome && typeof outcome === "object" ? outcome.status : undefined;
-  const how = CONFIRMED[st] || OUTCOMES[st] || "This card is closed.";
+  const how = (st === "approved" && outcome.edited ? "Approved with your changes" : CONFIRMED[st]) || OUTCOMES[st] || "This card is closed.";
   const tool = typeof d.toolId === "string" ? d.toolId : "";
   const headingId = uid("card-title");
   return h("section", { class: "card", "data-kind": "confirmation", "data-state": CONFIRMED[st] ? "answered" : "closed",

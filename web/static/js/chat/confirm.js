@@ -14,14 +14,24 @@ export function onConfirmation(m) {
   state.active = m.requestId;
   const c = makeConfirmation(d.toolId, {
     description: d.actionDescription,
-    onAnswer(approved) {
+    // What may be decided beyond approve and reject (kindkit.tool_decisions).
+    decisions: Array.isArray(d.decisions) ? d.decisions : undefined,
+    arguments: d.arguments,
+    parameters: d.parameters && typeof d.parameters === "object" ? d.parameters : undefined,
+    onAnswer(decided) {
       const rid = nextId("confirm");
-      if (!send({ action: "confirm_tool_action", requestId: rid, sessionId: state.sessionId, approved })) {
+      const approved = decided.decision === "approve" || decided.decision === "edit";
+      const frame = { action: "confirm_tool_action", requestId: rid, sessionId: state.sessionId, approved };
+      if (decided.decision === "edit" || decided.decision === "respond") frame.decision = decided.decision;
+      if (decided.arguments !== undefined) frame.arguments = decided.arguments;
+      if (decided.message) frame.message = decided.message;
+      if (!send(frame)) {
         c.fail(NOT_CONNECTED, true);
         return;
       }
       state.pending.set(rid, "confirm");
       state.confirms.set(rid, c);
+      c.decided = decided.decision;
       c.busy();
     },
     onClose() {
@@ -40,4 +50,13 @@ export function onConfirmation(m) {
   t.seg = null;
   c.heading.focus({ preventScroll: true });
   c.el.scrollIntoView({ block: "nearest" });
+}
+
+// onConfirmationInvalid shows what the server found wrong in edited
+// arguments (kindkit.tool_decisions); the confirmation stays open.
+export function onConfirmationInvalid(m) {
+  const d = (m.data && m.data.data) || {};
+  state.pending.delete(m.requestId);
+  const c = state.confirms.get(m.requestId);
+  if (c) c.showErrors(Array.isArray(d.errors) ? d.errors : [], d.message);
 }

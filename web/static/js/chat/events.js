@@ -3,7 +3,7 @@ import { pastCard } from "../card/past.js";
 import { h, uid } from "../core/dom.js";
 import { onInteraction, onInvalid } from "./cards.js";
 import { updateComposer } from "./composer.js";
-import { onConfirmation } from "./confirm.js";
+import { onConfirmation, onConfirmationInvalid } from "./confirm.js";
 import { send, setStatus } from "./socket.js";
 import { append, el, nextId, save, showNotice, state } from "./state.js";
 import { copyButton, onCancelled, onChunk, onError, onEventual, onRunning, onToken, reply, retryButton, settleFromHistory, watched } from "./turns.js";
@@ -16,6 +16,7 @@ export function handle(m) {
     case "interaction_required": return onInteraction(m);
     case "interaction_invalid": return onInvalid(m);
     case "write_confirmation_required": return onConfirmation(m);
+    case "confirmation_invalid": return onConfirmationInvalid(m);
     case "eventual_response": return onEventual(m);
     case "cancelled": return onCancelled(m);
     case "user_message": return onUserMessage(m);
@@ -62,7 +63,8 @@ export function onImmediate(m) {
   if (what === "confirm") {
     state.pending.delete(m.requestId);
     const c = state.confirms.get(m.requestId);
-    if (c) c.close(`${d.approved ? "Approved" : "Rejected"}: ${c.toolName}`);
+    const said = { edit: "Approved with your changes", respond: "Answered instead" }[c && c.decided] || (d.approved ? "Approved" : "Rejected");
+    if (c) c.close(`${said}: ${c.toolName}`);
     return;
   }
   if (state.unacked.delete(m.requestId)) {

@@ -34,8 +34,10 @@ export function wsURL() {
 // sent before a reload (server.ExtSharedTurns), the turns that ended
 // without their reply, in the history (server.ExtEndedTurns), and the turn
 // in progress as the page joins, with the words before a waiting card
-// (server.ExtTurnCatchUp).
-const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns", "kindkit.ended_turns", "kindkit.turn_catchup"];
+// (server.ExtTurnCatchUp), and the decisions on a tool call beyond approve
+// and reject (server.ExtToolDecisions).
+const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns", "kindkit.ended_turns", "kindkit.turn_catchup",
+  "kindkit.tool_decisions"];
 
 export function supports() {
   const set = new Set([...Object.values(OWN).map((c) => c.capability), ...EXTENSIONS]);
