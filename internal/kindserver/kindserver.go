@@ -286,8 +286,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		debug = &http.Server{Handler: debugMux(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { served <- debug.Serve(dln) }()
 	}
-	log.Info("serving", "store", dsn.Redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout, "metrics", *serveMetrics, "tracing", tracing)
-	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws (chat page: http://%s/, AG-UI: http://%s/agui)\n", ln.Addr(), ln.Addr(), ln.Addr())
+	log.Info("serving", "agui", "/agui", "store", dsn.Redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout, "metrics", *serveMetrics, "tracing", tracing)
+	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws (chat page: http://%s/)\n", ln.Addr(), ln.Addr())
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
 	mux.Handle("/agui", http.StripPrefix("/agui", ag))
