@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -28,10 +29,10 @@ var (
 )
 
 // conversationID is the id of the conversation of thread threadID of
-// owner ("" for anonymous). AG-UI's client names a thread; the engine
-// names a conversation it makes at random (NewConversation). So that
-// every process finds the same conversation for a thread with no table
-// of its own, its id is derived from the thread's and its owner's: the
+// owner ("" for anonymous). AG-UI's client names a thread. So that every
+// process finds the same conversation for a thread with no table of its
+// own, the engine is asked to name the thread's conversation with an id
+// derived from the thread's and its owner's (Opening.ConversationID): the
 // same threadId of two principals names two conversations. Without auth
 // the threadId is then the conversation's bearer secret, as the
 // conversation id is on /ws (the AG-UI client's default is a random
@@ -50,10 +51,9 @@ func sessionID(conv string) string {
 
 // thread finds, or starts, the conversation of thread threadID for owner,
 // and its session. A threadId that is the id of a conversation the owner
-// may see (one started on /ws, say) is that conversation. Conversation
-// and session are written with the engine's store, the one write agui
-// makes outside the engine: their ids are derived, and NewConversation
-// names its own.
+// may see (one started on /ws, say) is that conversation. Both are made
+// by the engine (NewConversation, OpenSession), named with the derived
+// ids; agui only reads the store.
 func (h *Handler) thread(ctx context.Context, owner, threadID, client string) (thread, error) {
 	if id, err := uuid.Parse(threadID); err == nil && id.String() == threadID {
 		conv, err := h.store.Conversation(ctx, threadID)
@@ -70,9 +70,8 @@ func (h *Handler) thread(ctx context.Context, owner, threadID, client string) (t
 		if !h.creates.Allow(client, h.clock.Now()) {
 			return thread{}, errTooManyThreads
 		}
-		conv = &store.Conversation{ID: id, Owner: owner, Supports: h.supports, CreatedAt: h.clock.Now().UTC()}
-		sess := h.newSession(id)
-		if err = h.store.CreateConversation(ctx, conv, sess); err == nil {
+		conv, sess, err := h.eng.NewConversation(ctx, owner, h.supports, h.opening(id))
+		if err == nil {
 			return thread{conv, sess}, nil
 		}
 		// Another run of the thread made it meanwhile, here or in
@@ -81,13 +80,15 @@ func (h *Handler) thread(ctx context.Context, owner, threadID, client string) (t
 		if conv, again = h.store.Conversation(ctx, id); again != nil {
 			return thread{}, err
 		}
-	} else if err != nil {
+		return h.session(ctx, conv)
+	}
+	if err != nil {
 		return thread{}, err
 	}
 	return h.session(ctx, conv)
 }
 
-// session is the thread of conv: its AG-UI session, made on first use,
+// session is the thread of conv: its AG-UI session, opened on first use,
 // and every kind's capability declared, since an interrupt carries its
 // kind's schema and any AG-UI client can draw a form from it.
 func (h *Handler) session(ctx context.Context, conv *store.Conversation) (thread, error) {
@@ -97,16 +98,15 @@ func (h *Handler) session(ctx context.Context, conv *store.Conversation) (thread
 		}
 		conv.Supports = h.supports
 	}
-	sess, err := h.store.Session(ctx, sessionID(conv.ID))
+	o := h.opening(conv.ID)
+	sess, err := h.store.Session(ctx, o.SessionID)
 	if errors.Is(err, store.ErrNotFound) {
-		sess = h.newSession(conv.ID)
-		if err = h.store.CreateSession(ctx, sess); err != nil {
-			if again, aerr := h.store.Session(ctx, sess.ID); aerr == nil {
-				return thread{conv, again}, nil // made meanwhile
+		if sess, err = h.eng.OpenSession(ctx, conv.ID, o); err != nil {
+			if again, aerr := h.store.Session(ctx, o.SessionID); aerr == nil {
+				return thread{conv, again}, nil // opened meanwhile
 			}
 			return thread{}, err
 		}
-		return thread{conv, sess}, nil
 	}
 	if err != nil {
 		return thread{}, err
@@ -114,9 +114,7 @@ func (h *Handler) session(ctx context.Context, conv *store.Conversation) (thread
 	return thread{conv, sess}, nil
 }
 
-// newSession is conversation conv's AG-UI session, as Engine.OpenSession
-// makes one (its participants' ids are plain columns: v4).
-func (h *Handler) newSession(conv string) *store.Session {
-	return &store.Session{ID: sessionID(conv), ConversationID: conv, AgentID: "agui", AgentName: h.eng.AgentName(),
-		UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
+// opening names conversation conv and its AG-UI session.
+func (h *Handler) opening(conv string) agent.Opening {
+	return agent.Opening{AgentID: "agui", ConversationID: conv, SessionID: sessionID(conv)}
 }
