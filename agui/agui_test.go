@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -355,11 +356,11 @@ func TestExpiredInterrupt(t *testing.T) {
 func TestConfirmation(t *testing.T) {
 	for _, approved := range []bool{true, false} {
 		t.Run(map[bool]string{true: "approve", false: "deny"}[approved], func(t *testing.T) {
-			ran := false
+			var ran atomic.Bool // set on the engine's goroutine
 			tool, err := agent.NewTool("delete_record", "Deletes a record.", func(ctx context.Context, args struct {
 				ID int `json:"id"`
 			}) (any, error) {
-				ran = true
+				ran.Store(true)
 				return "deleted", nil
 			})
 			if err != nil {
@@ -382,8 +383,8 @@ func TestConfirmation(t *testing.T) {
 			}
 			evs, _ = post(t, p.url, input(thread, nil, resolved(id, payload)))
 			wantSuccess(t, evs)
-			if ran != approved {
-				t.Fatalf("the tool ran: %v, want %v", ran, approved)
+			if ran.Load() != approved {
+				t.Fatalf("the tool ran: %v, want %v", ran.Load(), approved)
 			}
 		})
 	}
