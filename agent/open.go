@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -14,6 +15,25 @@ type Opening struct {
 	AgentID      string
 	UserName     string
 	ContactEmail string
+	// ConversationID (NewConversation only) and SessionID name what is
+	// opened, as canonical UUIDs; "" names it at random. A transport
+	// whose clients name their own threads (AG-UI's threadId) derives
+	// them, so that every process finds the same conversation and
+	// session without a table of names; the conversation's secrecy is
+	// then the name's.
+	ConversationID string
+	SessionID      string
+}
+
+// named is id when set, which must be a canonical UUID, else a new id.
+func named(what, id string) (string, error) {
+	if id == "" {
+		return store.NewID(), nil
+	}
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		return "", fmt.Errorf("agent: %s %q is not a canonical UUID", what, id)
+	}
+	return id, nil
 }
 
 // NewConversation stores a new conversation of owner ("" for anonymous),
@@ -27,8 +47,15 @@ func (e *Engine) NewConversation(ctx context.Context, owner string, supports []s
 	if len(supports) == 0 {
 		supports = nil // stored as none, never as an empty set
 	}
-	conv := &store.Conversation{ID: store.NewID(), Owner: owner, Supports: supports, CreatedAt: e.clock.Now().UTC()}
-	sess := e.newSession(conv.ID, o)
+	id, err := named("conversation id", o.ConversationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	conv := &store.Conversation{ID: id, Owner: owner, Supports: supports, CreatedAt: e.clock.Now().UTC()}
+	sess, err := e.newSession(conv.ID, o)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := e.cfg.Store.CreateConversation(ctx, conv, sess); err != nil {
 		return nil, nil, err
 	}
@@ -37,15 +64,22 @@ func (e *Engine) NewConversation(ctx context.Context, owner string, supports []s
 
 // OpenSession stores a new session of conversation conv, which exists.
 func (e *Engine) OpenSession(ctx context.Context, conv string, o Opening) (*store.Session, error) {
-	sess := e.newSession(conv, o)
+	sess, err := e.newSession(conv, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.cfg.Store.CreateSession(ctx, sess); err != nil {
 		return nil, err
 	}
 	return sess, nil
 }
 
-func (e *Engine) newSession(conv string, o Opening) *store.Session {
+func (e *Engine) newSession(conv string, o Opening) (*store.Session, error) {
+	id, err := named("session id", o.SessionID)
+	if err != nil {
+		return nil, err
+	}
 	// The participant ids are plain columns, no keys: they stay v4.
-	return &store.Session{ID: store.NewID(), ConversationID: conv, AgentID: o.AgentID, AgentName: e.cfg.AgentName,
-		UserName: o.UserName, ContactEmail: o.ContactEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}
+	return &store.Session{ID: id, ConversationID: conv, AgentID: o.AgentID, AgentName: e.cfg.AgentName,
+		UserName: o.UserName, ContactEmail: o.ContactEmail, UserParticipantID: uuid.NewString(), AgentParticipantID: uuid.NewString()}, nil
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README and of CI: it installs and starts what the
 # tests need (a private PostgreSQL on 127.0.0.1:55432, Debian's chromium,
-# the reference MCP server, axe-core and dependency-cruiser from npm), then runs every test with the race
+# the reference MCP server, the AG-UI client, axe-core and dependency-cruiser
+# from npm), then runs every test with the race
 # detector. Extra arguments go to go test
 # (for example -run or -count).
 set -euo pipefail
@@ -13,6 +14,8 @@ pgenv=$(scripts/postgres.sh | tail -1)
 eval "$pgenv"
 mcpenv=$(scripts/mcp.sh | tail -1)
 eval "$mcpenv"
+aguienv=$(scripts/agui.sh | tail -1)
+eval "$aguienv"
 axeenv=$(scripts/axe.sh | tail -1)
 eval "$axeenv"
 depenv=$(scripts/depcruise.sh | tail -1)

@@ -98,7 +98,7 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 		}
 	}
 	created := conv == nil
-	if created && !c.srv.creates.allow(c.client(), c.srv.clock.Now()) {
+	if created && !c.srv.creates.Allow(c.client(), c.srv.clock.Now()) {
 		c.send(errorEvent(f.RequestID, codeRateLimited, msgTooManyConversations))
 		return
 	}

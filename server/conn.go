@@ -122,7 +122,7 @@ func (c *conn) take(ctx context.Context, typ websocket.MessageType, data []byte)
 	now := c.srv.clock.Now()
 	switch {
 	case draining:
-	case !c.frames.AllowN(now, 1) || !c.srv.frames.allow(c.client(), now):
+	case !c.frames.AllowN(now, 1) || !c.srv.frames.Allow(c.client(), now):
 		c.send(errorEvent("", codeRateLimited, msgRateLimited))
 	case typ != websocket.MessageText:
 		c.send(errorEvent("", codeValidation, msgBinary))

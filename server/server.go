@@ -14,6 +14,7 @@ import (
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/internal/clientlimit"
 	"github.com/kindkit/kindkit/internal/cork"
 	"github.com/kindkit/kindkit/store"
 )
@@ -76,8 +77,8 @@ type Server struct {
 	engine   *agent.Engine
 	store    store.Store
 	catalog  *kindkit.Catalog
-	frames   *clientLimits // by client, across its connections
-	creates  *clientLimits // conversations created, by client
+	frames   *clientlimit.Limits // by client, across its connections
+	creates  *clientlimit.Limits // conversations created, by client
 	draining atomic.Bool
 
 	mu    sync.Mutex
@@ -123,7 +124,7 @@ func New(engine *agent.Engine, opts Options) *Server {
 	}
 	return &Server{opts: opts, log: opts.Logger, clock: engine.Clock(), engine: engine, store: engine.Store(), catalog: engine.Catalog(),
 		conns:  map[*conn]struct{}{},
-		frames: newClientLimits(opts.ClientFrameRate, opts.ClientFrameBurst), creates: newClientLimits(opts.ConversationRate, opts.ConversationBurst)}
+		frames: clientlimit.New(opts.ClientFrameRate, opts.ClientFrameBurst), creates: clientlimit.New(opts.ConversationRate, opts.ConversationBurst)}
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +179,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer ws.CloseNow()
 	ws.SetReadLimit(maxFrameBytes)
 	c := newConn(s, ws, cw.Conn)
-	c.ip = remoteIP(r)
+	c.ip = clientlimit.RemoteIP(r)
 	if len(s.opts.AuthSecret) > 0 {
 		c.auth = true
 		if p, err := VerifyToken(r.URL.Query().Get("token"), s.opts.AuthSecret, s.clock.Now(), s.opts.AuthRules); err == nil {

@@ -1,5 +1,6 @@
-// Command kindserver serves kindkit over WebSocket: go run ./cmd/kindserver
-// listens on 127.0.0.1:8787 with a built-in demo model; -h lists the flags.
+// Command kindserver serves kindkit over WebSocket (/ws) and AG-UI (/agui):
+// go run ./cmd/kindserver listens on 127.0.0.1:8787 with a built-in demo
+// model; -h lists the flags.
 package main
 
 import (

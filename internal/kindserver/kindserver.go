@@ -24,6 +24,7 @@ import (
 	"github.com/kindkit/kindkit/agent/anthropic"
 	"github.com/kindkit/kindkit/agent/mcp"
 	"github.com/kindkit/kindkit/agent/openai"
+	"github.com/kindkit/kindkit/agui"
 	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/gen/identityintakegen"
 	"github.com/kindkit/kindkit/internal/debugstats"
@@ -74,7 +75,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	system := fs.String("system", "", "with -model openai or anthropic: a system prompt")
 	retention := fs.Duration("memory-retention", time.Hour, "with -store memory: forget a conversation unused this long (and without a pending card)")
 	storeDSN := fs.String("store", "sqlite:./kindkit.db", "where conversations and parks live, as a `DSN`: memory, sqlite:PATH or postgres://…")
-	authSecret := fs.String("auth-secret", "", "HS256 secret for ?token= bearer tokens that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id is its bearer secret")
+	authSecret := fs.String("auth-secret", "", "HS256 secret for bearer tokens (?token= on /ws; an Authorization: Bearer header or ?token= on /agui) that scope conversations to their owner (or $KINDKIT_AUTH_SECRET); without it a conversation id (an AG-UI threadId) is its bearer secret")
 	knowledgeDir := fs.String("knowledge", "", "search the .md, .markdown and .txt files under `DIR` with each message: the best go to the model and, as citations, to the client")
 	parkTimeout := fs.Duration("park-timeout", 24*time.Hour, "how long a parked interaction waits by default (an Ask or its kind may set its own)")
 	toolDecisions := fs.String("tool-decisions", "approve,reject", "what a person may decide on a tool call that waits for them (a script's confirmTools): a comma-separated set of approve, reject, edit (run it with their arguments) and respond (their words stand in for its result)")
@@ -83,13 +84,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	drainTimeout := fs.Duration("drain-timeout", 30*time.Second, "how long SIGTERM waits for turns to finish")
 	audience := fs.String("auth-audience", "", "with -auth-secret: the aud a token must name")
 	issuer := fs.String("auth-issuer", "", "with -auth-secret: the iss a token must carry")
-	origins := fs.String("allowed-origins", "", "comma-separated host `PATTERNS` (path.Match syntax, e.g. example.com,*.example.com) whose browser pages may open a socket besides the server's own; * allows every origin; empty, the server's own only")
+	origins := fs.String("allowed-origins", "", "comma-separated host `PATTERNS` (path.Match syntax, e.g. example.com,*.example.com) whose browser pages may open a socket or run the agent at /agui besides the server's own; * allows every origin; empty, the server's own only")
 	frameRate := fs.Float64("frame-rate", 20, "frames per second one connection may send (beyond -frame-burst); more are answered RATE_LIMITED; negative: no bound")
 	frameBurst := fs.Int("frame-burst", 40, "frames one connection may send at once")
-	maxConns := fs.Int("max-connections", 10000, "open sockets at most; an upgrade over it gets 503")
-	clientFrameRate := fs.Float64("client-frame-rate", 200, "frames per second one client (its principal; its IP address when anonymous) may send across its connections (beyond -client-frame-burst); negative: no bound")
+	maxConns := fs.Int("max-connections", 10000, "open sockets at most (and AG-UI runs streaming at most); one more gets 503")
+	clientFrameRate := fs.Float64("client-frame-rate", 200, "frames per second one client (its principal; its IP address when anonymous) may send across its connections, and AG-UI runs it may start (beyond -client-frame-burst); negative: no bound")
 	clientFrameBurst := fs.Int("client-frame-burst", 400, "frames one client may send at once")
-	convRate := fs.Float64("conversation-rate", 10, "conversations per second one client may create (beyond -conversation-burst); more get RATE_LIMITED; negative: no bound")
+	convRate := fs.Float64("conversation-rate", 10, "conversations (and AG-UI threads) per second one client may create (beyond -conversation-burst); more get RATE_LIMITED (429 on /agui); negative: no bound")
 	convBurst := fs.Int("conversation-burst", 100, "conversations one client may create at once")
 	phoneRegion := fs.String("phone-region", identityintake.DefaultRegion, "identity_intake reads a phone number without a country code in the national notation of `REGION` (a CLDR code: GB reads 07911 123456 as +447911123456)")
 	idleTimeout := fs.Duration("idle-timeout", time.Minute, "close a socket that does not answer a ping within this (one goes out every half of it); negative: never")
@@ -260,6 +261,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	srv := server.New(eng, wire)
+	// AG-UI at /agui, with /ws's auth and limits: a run counts as a frame
+	// of its client, a new thread as a new conversation.
+	ag := agui.New(eng, agui.Options{AuthSecret: wire.AuthSecret, AuthRules: wire.AuthRules, AllowedOrigins: wire.AllowedOrigins,
+		MaxRuns: wire.MaxConnections, ClientRunRate: wire.ClientFrameRate, ClientRunBurst: wire.ClientFrameBurst,
+		ConversationRate: wire.ConversationRate, ConversationBurst: wire.ConversationBurst, Logger: log})
 	metrics.WatchConnections(srv.Connections)
 	// Served before it hears the other processes that share its store, a
 	// process would show its sockets a turn that runs elsewhere without
@@ -289,10 +295,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		debug = &http.Server{Handler: debugMux(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { served <- debug.Serve(dln) }()
 	}
-	log.Info("serving", "store", dsn.Redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout, "metrics", *serveMetrics, "tracing", tracing)
+	log.Info("serving", "agui", "/agui", "store", dsn.Redact(*storeDSN), "auth", secret != "", "parkTimeout", *parkTimeout, "metrics", *serveMetrics, "tracing", tracing)
 	fmt.Fprintf(stdout, "kindkit listening on ws://%s/ws (chat page: http://%s/)\n", ln.Addr(), ln.Addr())
 	mux := http.NewServeMux()
 	mux.Handle("/ws", srv)
+	mux.Handle("/agui", http.StripPrefix("/agui", ag))
+	mux.Handle("/agui/", http.StripPrefix("/agui", ag))
 	mux.Handle("/healthz", srv)
 	mux.Handle("/readyz", srv)
 	if *serveMetrics {
@@ -319,9 +327,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log.Info("draining")
 	dctx, cancel := context.WithTimeout(context.Background(), *drainTimeout)
 	defer cancel()
+	// Both wires stop taking work at once; AG-UI's runs end as their
+	// turns finish in the drain.
+	aguiDone := make(chan struct{})
+	go func() {
+		defer close(aguiDone)
+		if err := ag.Shutdown(dctx); err != nil {
+			log.Warn("agui drain", "err", err)
+		}
+	}()
 	if err := srv.Shutdown(dctx); err != nil {
 		log.Warn("drain", "err", err)
 	}
+	<-aguiDone
 	if err := hs.Shutdown(dctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}

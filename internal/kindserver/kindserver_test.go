@@ -159,11 +159,11 @@ func serveLogged(t *testing.T, args ...string) (base, stdout string, logs *syncb
 	return "", "", nil
 }
 
-// The chat page, /kinds, /healthz and /ws are served on one port.
+// The chat page, /kinds, /healthz, /ws and /agui are served on one port.
 func TestRoutes(t *testing.T) {
 	base, _ := serve(t, "-store", "memory")
 	for path, want := range map[string]string{"": "<html", "kinds": `"toolName":"request_choices"`, "healthz": "ok",
-		"metrics": "kindkit_connections_open 0"} {
+		"metrics": "kindkit_connections_open 0", "agui/capabilities": `"interrupts":true`} {
 		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)

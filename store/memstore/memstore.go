@@ -134,6 +134,9 @@ func (s *Store) Ping(context.Context) error { return nil }
 func (s *Store) CreateConversation(_ context.Context, c *store.Conversation, sessions ...*store.Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, taken := s.convs[c.ID]; taken {
+		return errConversationTaken // as the SQL stores' primary key does
+	}
 	for i, sess := range sessions {
 		if err := s.newSessionLocked(sess.ID, sessions[:i]); err != nil {
 			return err
@@ -149,6 +152,10 @@ func (s *Store) CreateConversation(_ context.Context, c *store.Conversation, ses
 	}
 	return nil
 }
+
+// errConversationTaken names no id: without auth a conversation id is
+// its bearer secret, and errors end up in log lines.
+var errConversationTaken = errors.New("memstore: create conversation: the conversation id is taken")
 
 // errSessionTaken names no id: a session id is a client's handle on its
 // session, and errors end up in log lines.

@@ -157,6 +157,18 @@ func testConversations(t *testing.T, s store.Store) {
 	}
 	wantNotFound(t, "SetSupports(nope)", s.SetSupports(ctx, "nope", []string{"x"}))
 	wantNotFound(t, "SetModelPos(nope)", s.SetModelPos(ctx, "nope", 1))
+
+	// An id that is taken is refused, and the conversation that has it
+	// is left as it was: a caller may name a conversation (the engine's
+	// Opening.ConversationID), and two may race to make the same one.
+	if err := s.CreateConversation(ctx, &store.Conversation{ID: "c1", Owner: "someone else"}); err == nil {
+		t.Error("CreateConversation(c1) again: no error")
+	}
+	got, err = s.Conversation(ctx, "c1")
+	must(t, err)
+	if got.Owner != want.Owner || got.ModelPos != 7 {
+		t.Errorf("after a second CreateConversation(c1): %+v, want the first one kept", got)
+	}
 }
 
 func testSessions(t *testing.T, s store.Store) {

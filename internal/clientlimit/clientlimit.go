@@ -1,4 +1,4 @@
-package server
+package clientlimit
 
 import (
 	"net"
@@ -9,10 +9,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// clientLimits are rate limits by client, across its connections: its
-// principal when signed in, its IP address when anonymous. Behind a
-// reverse proxy every anonymous client has the proxy's address.
-type clientLimits struct {
+// Limits are rate limits by client. Behind a reverse proxy every
+// anonymous client has the proxy's address.
+type Limits struct {
 	limit rate.Limit
 	burst int
 	idle  time.Duration // unused this long, a bucket is full again: dropping it loses nothing
@@ -27,8 +26,8 @@ type bucket struct {
 	used time.Time
 }
 
-// newClientLimits is nil, allowing everything, when perSecond < 0.
-func newClientLimits(perSecond float64, burst int) *clientLimits {
+// New is nil, allowing everything, when perSecond < 0.
+func New(perSecond float64, burst int) *Limits {
 	if perSecond < 0 {
 		return nil
 	}
@@ -36,11 +35,11 @@ func newClientLimits(perSecond float64, burst int) *clientLimits {
 	if perSecond > 0 {
 		idle = max(idle, time.Duration(float64(burst)/perSecond*float64(time.Second)))
 	}
-	return &clientLimits{limit: rate.Limit(perSecond), burst: burst, idle: idle, buckets: map[string]*bucket{}}
+	return &Limits{limit: rate.Limit(perSecond), burst: burst, idle: idle, buckets: map[string]*bucket{}}
 }
 
-// allow takes one token of client's bucket.
-func (l *clientLimits) allow(client string, now time.Time) bool {
+// Allow takes one token of client's bucket.
+func (l *Limits) Allow(client string, now time.Time) bool {
 	if l == nil {
 		return true
 	}
@@ -63,8 +62,8 @@ func (l *clientLimits) allow(client string, now time.Time) bool {
 	return b.AllowN(now, 1)
 }
 
-// remoteIP is the address a request came from, without its port.
-func remoteIP(r *http.Request) string {
+// RemoteIP is the address a request came from, without its port.
+func RemoteIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
