@@ -314,7 +314,9 @@ func (h *Handler) capabilities(w http.ResponseWriter) {
 	c.Identity.Name, c.Identity.Type = h.eng.AgentName(), "kindkit"
 	c.Transport.Streaming = true
 	c.Tools.Supported = true
-	c.HumanInTheLoop.Supported, c.HumanInTheLoop.Approvals, c.HumanInTheLoop.Interrupts = true, true, true
+	// Edits where a tool's policy allows them (agent.Edit): its
+	// interrupt's responseSchema then has editedArgs.
+	c.HumanInTheLoop.Supported, c.HumanInTheLoop.Approvals, c.HumanInTheLoop.Interrupts, c.HumanInTheLoop.ApproveWithEdits = true, true, true, true
 	// No approve-with-edits: a confirmation is approved or denied as the
 	// model made the call (docs/agui.md).
 	w.Header().Set("Content-Type", "application/json")

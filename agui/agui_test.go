@@ -42,7 +42,7 @@ func cardScript() []agent.ScriptEntry {
 type setup struct {
 	script  []agent.ScriptEntry
 	tools   []agent.HostTool
-	confirm []string
+	confirm func(tool string) agent.Decision
 	clock   clockwork.Clock
 	opts    agui.Options
 }
@@ -69,7 +69,7 @@ func start(t *testing.T, storeDSN string, s setup) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: model, Tools: s.tools, ConfirmTools: s.confirm,
+	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: model, Tools: s.tools, Confirm: s.confirm,
 		Clock: s.clock, KeepParksOnDrain: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func TestConfirmation(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := start(t, sqlite(t), setup{script: []agent.ScriptEntry{{Kind: "toolCall", Name: "delete_record", Arguments: `{"id":42}`}, {Kind: "text", Text: "Done."}},
-				tools: []agent.HostTool{tool}, confirm: []string{"delete"}})
+				tools: []agent.HostTool{tool}, confirm: agent.ConfirmMatching(agent.Approve|agent.Reject, "delete")})
 			thread := uuid.NewString()
 			evs, _ := post(t, p.url, input(thread, []map[string]any{user("delete 42")}))
 			in := interruptOf(t, evs)

@@ -10,9 +10,20 @@ import (
 )
 
 // approvalSchema is a confirmation's responseSchema: approve or deny the
-// call as the model made it. AG-UI's approve-with-edits would add
-// editedArgs; kindkit's confirmations take no edits (docs/agui.md).
+// call as the model made it.
 var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"],"additionalProperties":false}`)
+
+// editSchema is the responseSchema of a confirmation whose tool's policy
+// allows edits (agent.Edit): AG-UI's approve-with-edits, editedArgs
+// matching the tool's parameters.
+func editSchema(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object"}`)
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"approved"}, "additionalProperties": false,
+		"properties": map[string]any{"approved": map[string]string{"type": "boolean"}, "editedArgs": params}})
+	return b
+}
 
 // interruptOf is open park p as an AG-UI interrupt. A kind's card asks
 // for input: its responseSchema is the kind's values schema, and its
@@ -25,6 +36,10 @@ func (h *Handler) interruptOf(p *store.Park) interrupt {
 		in.Reason = "tool_call"
 		in.Message = "Allow " + p.ToolCall.Name + "?"
 		in.ResponseSchema = approvalSchema
+		if h.eng.Allowed(p)&agent.Edit != 0 {
+			tool, _ := h.eng.Tool(p.ToolCall.Name)
+			in.ResponseSchema = editSchema(tool.Parameters)
+		}
 		in.Metadata = map[string]any{"tool": p.ToolCall.Name, "arguments": arguments(p.ToolCall.Arguments)}
 		return in
 	}
@@ -67,7 +82,8 @@ func (h *Handler) sameAnswer(p *store.Park, e Resume) bool {
 		return false
 	}
 	if p.Type == store.ParkConfirmation {
-		approved, errs := approval(e)
+		d, errs := decision(e)
+		approved := d.Decision == agent.Approve || d.Decision == agent.Edit
 		return len(errs) == 0 && o.Status == map[bool]string{true: "approved", false: "denied"}[approved]
 	}
 	if e.Status == StatusCancelled {

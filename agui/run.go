@@ -219,12 +219,17 @@ func (r *run) answer(p *store.Park, e Resume) {
 	var ok bool
 	var err error
 	if p.Type == store.ParkConfirmation {
-		approved, errs := approval(e)
+		d, errs := decision(e)
 		if len(errs) > 0 {
 			r.fail(codeResumeInvalid, invalidMessage(errs), map[string]any{"errors": errs})
 			return
 		}
-		ok, err = r.h.eng.Confirm(r.ctx, r.thread.sess, p.ID, approved, ack)
+		ok, err = r.h.eng.Decide(r.ctx, r.thread.sess, p.ID, d, ack)
+		if errors.Is(err, agent.ErrDecisionNotAllowed) {
+			errs := []kindkit.FieldError{{Field: "editedArgs", Message: "this tool's calls are approved or denied as they are"}}
+			r.fail(codeResumeInvalid, invalidMessage(errs), map[string]any{"errors": errs})
+			return
+		}
 	} else {
 		a := agent.Answer{Values: e.Payload, Declined: e.Status == StatusCancelled}
 		if !a.Declined && len(a.Values) == 0 {
@@ -253,16 +258,18 @@ func (r *run) answer(p *store.Park, e Resume) {
 	}
 }
 
-// approval reads a confirmation's resume: {"approved": bool} resolves
-// it; cancelled denies it. Edited arguments are refused: a confirmation
-// approves or denies the call as the model made it.
-func approval(e Resume) (bool, []kindkit.FieldError) {
+// decision reads a confirmation's resume: {"approved": bool} approves
+// or rejects the call, with editedArgs an approval runs it with those
+// arguments (AG-UI's approve-with-edits; the tool's policy must allow
+// it); cancelled rejects it.
+func decision(e Resume) (agent.Decided, []kindkit.FieldError) {
+	d := agent.Decided{Decision: agent.Reject}
 	if e.Status == StatusCancelled {
-		return false, nil
+		return d, nil
 	}
 	var payload map[string]json.RawMessage
 	if err := json.Unmarshal(e.Payload, &payload); err != nil || payload == nil {
-		return false, []kindkit.FieldError{{Field: "approved", Message: `the payload must be an object {"approved": true|false}`}}
+		return d, []kindkit.FieldError{{Field: "approved", Message: `the payload must be an object {"approved": true|false}`}}
 	}
 	var errs []kindkit.FieldError
 	var approved bool
@@ -272,13 +279,17 @@ func approval(e Resume) (bool, []kindkit.FieldError) {
 		errs = append(errs, kindkit.FieldError{Field: "approved", Message: "must be true or false"})
 	}
 	for k := range payload {
-		if k == "editedArgs" {
-			errs = append(errs, kindkit.FieldError{Field: k, Message: "edits are not accepted: approve or deny the call as it is"})
-		} else if k != "approved" {
+		if k != "approved" && k != "editedArgs" {
 			errs = append(errs, kindkit.FieldError{Field: k, Message: "unknown field"})
 		}
 	}
-	return approved, errs
+	switch edited, ok := payload["editedArgs"]; {
+	case approved && ok:
+		d = agent.Decided{Decision: agent.Edit, Arguments: edited}
+	case approved:
+		d.Decision = agent.Approve
+	}
+	return d, errs
 }
 
 func invalidMessage(errs []kindkit.FieldError) string {

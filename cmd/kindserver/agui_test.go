@@ -40,7 +40,8 @@ func aguiURL(p *proc) string {
 // TestAGUIClient drives kindserver's /agui from node with the real AG-UI
 // client, on both stores: a whole card cycle, a cancelled interrupt, new
 // input while an interrupt is open, the same resume twice, a confirmation
-// approved and denied, and the declared capabilities. The scenarios and
+// approved and denied, one approved with edited arguments, and the
+// declared capabilities. The scenarios and
 // their checks are in testdata/agui-client.cjs; every event passes
 // @ag-ui/core's schemas and the client's own verification.
 func TestAGUIClient(t *testing.T) {
@@ -53,10 +54,11 @@ func TestAGUIClient(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cards := start(t, store(t))
 			gated := start(t, store(t), "-script", confirm)
+			editable := start(t, store(t), "-script", confirm, "-tool-decisions", "approve,reject,edit")
 			for _, c := range []struct {
 				scenario string
 				p        *proc
-			}{{"cycle", cards}, {"cancelled", cards}, {"inputWhileOpen", cards}, {"resumeTwice", cards}, {"confirm", gated}, {"capabilities", cards}} {
+			}{{"cycle", cards}, {"cancelled", cards}, {"inputWhileOpen", cards}, {"resumeTwice", cards}, {"confirm", gated}, {"confirmEdit", editable}, {"capabilities", cards}} {
 				t.Run(c.scenario, func(t *testing.T) {
 					nodeScenario(t, dir, c.scenario, aguiURL(c.p))
 				})

@@ -215,7 +215,8 @@ const scenarios = {
   },
 
   // A write confirmation, approved and denied. Approving with edited
-  // arguments is refused: kindkit's confirmations take no edits yet.
+  // arguments is refused: this server's policy (-tool-decisions) allows
+  // approve and reject alone.
   async confirm() {
     for (const approved of [true, false]) {
       const a = agent();
@@ -234,12 +235,30 @@ const scenarios = {
     }
   },
 
+  // A confirmation whose tool's policy allows edits: its responseSchema
+  // has editedArgs; arguments that are no object are refused and the
+  // interrupt stays open; edited arguments run the tool, and its result
+  // says which ran.
+  async confirmEdit() {
+    const a = agent();
+    userMessage(a, "delete record 42");
+    let evs = await run(a, {}, "first run");
+    const i = interruptOf(evs, "first run");
+    check(i.responseSchema?.properties?.editedArgs, "the responseSchema has no editedArgs", i.responseSchema);
+    evs = await run(a, { resume: [{ interruptId: i.id, status: "resolved", payload: { approved: true, editedArgs: "forty-three" } }] }, "bad edit");
+    runError(evs, "resume_invalid", "bad edit");
+    evs = await run(a, { resume: [{ interruptId: i.id, status: "resolved", payload: { approved: true, editedArgs: { id: 43 } } }] }, "edited");
+    success(evs, "edited");
+    const result = evs.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === i.toolCallId);
+    check(result && result.content.includes('{"id":43}') && result.content.includes("record 42 deleted"), "the edited call's result", result);
+  },
+
   // The capabilities the agent declares pass @ag-ui/core's schema.
   async capabilities() {
     const caps = await (await fetch(url + "/capabilities")).json();
     const parsed = AgentCapabilitiesSchema.safeParse(caps);
     check(parsed.success, "the capabilities break @ag-ui/core's schema", parsed.error?.issues);
-    check(caps.humanInTheLoop?.interrupts === true && caps.humanInTheLoop.approveWithEdits === false, "the capabilities", caps);
+    check(caps.humanInTheLoop?.interrupts === true && caps.humanInTheLoop.approveWithEdits === true, "the capabilities", caps);
   },
 };
 
