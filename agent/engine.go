@@ -119,10 +119,13 @@ type Engine struct {
 	toolsMu     sync.Mutex // leaf lock
 	submitTools map[string]Tool
 
-	runMu   sync.Mutex     // leaf lock: a run's Add happens before Shutdown's Wait
-	closing bool           // Shutdown began: no run starts
-	turns   sync.WaitGroup // running turn runs
-	workers *workers       // the goroutines they run on
+	// A count, not a WaitGroup: a turn may start (a sweep's) while Wait
+	// waits, which a WaitGroup forbids once its count is zero.
+	runMu   sync.Mutex // leaf lock
+	idle    sync.Cond  // on runMu: runs fell to zero
+	closing bool       // Shutdown began: no run starts
+	runs    int        // running turn runs
+	workers *workers   // the goroutines they run on
 }
 
 // sweepBatch bounds the expired parks one sweep resolves and the owed
@@ -170,6 +173,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		runSpanName: "invoke_agent " + cfg.AgentName, chatSpanName: "chat",
 		parked: map[string]*turn{}, leased: map[string]*turn{}, submitTools: map[string]Tool{},
 		stop: make(chan struct{}), loopDone: make(chan struct{})}
+	e.idle.L = &e.runMu
 	e.workers = newWorkers(e.stop)
 	var bus store.Notifier
 	if shared, ok := cfg.Store.(store.Shared); ok {
@@ -276,7 +280,7 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 
 func (e *Engine) waitRuns(ctx context.Context) error {
 	done := make(chan struct{})
-	go func() { e.turns.Wait(); e.workers.wait(); close(done) }()
+	go func() { e.Wait(); e.workers.wait(); close(done) }()
 	select {
 	case <-done:
 		return nil
@@ -328,8 +332,16 @@ func (e *Engine) hostTool(name string) (HostTool, bool) {
 	return HostTool{}, false
 }
 
-// Wait blocks until no turn runs.
-func (e *Engine) Wait() { e.turns.Wait() }
+// Wait blocks until no turn runs. A turn may start meanwhile (the
+// engine's sweep resumes and takes over turns): Wait then waits for it
+// too.
+func (e *Engine) Wait() {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	for e.runs > 0 {
+		e.idle.Wait()
+	}
+}
 
 // runStarts counts a run in, unless Shutdown has begun.
 func (e *Engine) runStarts() bool {
@@ -338,8 +350,17 @@ func (e *Engine) runStarts() bool {
 	if e.closing {
 		return false
 	}
-	e.turns.Add(1)
+	e.runs++
 	return true
+}
+
+// runEnded counts a run out.
+func (e *Engine) runEnded() {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	if e.runs--; e.runs == 0 {
+		e.idle.Broadcast()
+	}
 }
 
 // tick is the loop's period: a tenth of the park timeout and a third of

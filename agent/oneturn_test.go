@@ -131,6 +131,13 @@ func TestSendRacesParkingTurn(t *testing.T) {
 			if other != st {
 				second = engine(t, other, script(t, "Pro it is."), clock)
 			}
+			// Each hears the other from the first round on: a note sent
+			// before an engine listens is lost, as the relay has it.
+			for _, e := range []*agent.Engine{first, second} {
+				if err := e.RelayReady(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
 			outcomes := map[string]int{}
 			for i := range rounds {
 				conv := fmt.Sprintf("race-%d", i)

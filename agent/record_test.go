@@ -32,10 +32,12 @@ func TestRecords(t *testing.T) {
 			logs := &syncbuf.Buffer{}
 			e := newEngine(t, agent.Config{Store: st, Model: script(t, "Pro it is."), Clock: clock,
 				Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			followers := map[string]*follower{}
 			parked := func(conv string) (*store.Session, *store.Session, *store.Park) {
 				t.Helper()
 				s1, s2 := twoSessions(t, st, conv)
 				f := newFollower()
+				followers[conv] = f
 				t.Cleanup(e.Subscribe(ctx, conv, func(ev agent.Event) { f.events <- ev }))
 				if err := e.Send(ctx, s1, agent.Message{RequestID: "r1", Text: "hi"}, nil); err != nil {
 					t.Fatal(err)
@@ -105,6 +107,9 @@ func TestRecords(t *testing.T) {
 				_, err := st.PendingPark(ctx, "expired")
 				return err != nil
 			}, time.Hour)
+			// Its turn resumed (no_response) and ran: only then may Wait
+			// be called, which must not race a turn being started.
+			followers["expired"].next(t, agent.EventReply)
 			if r := only("expired").Record; r.Via != agent.ViaDeadline || r.By != "" || r.SessionID != "" {
 				t.Errorf("expired: %+v", r)
 			}

@@ -238,7 +238,7 @@ func (t *turn) goRun(fn func()) {
 		return
 	}
 	t.eng.workers.run(func() {
-		defer t.eng.turns.Done()
+		defer t.eng.runEnded()
 		defer close(t.ended)
 		defer t.end()
 		t.startRun()
