@@ -57,7 +57,7 @@ func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (st
 func (e *Engine) owedCatchUp(ctx context.Context, conv string) []Event {
 	p, err := e.cfg.Store.OwedTurn(ctx, conv)
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
 			e.log.Error("load the turn in progress", "err", err)
 		}
 		return nil
