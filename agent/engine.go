@@ -22,11 +22,11 @@ import (
 
 // Config is what an Engine is built from.
 type Config struct {
-	Catalog      *kindkit.Catalog
-	Store        store.Store
-	Model        Model
-	Tools        []HostTool // the host's own tools
-	ToolSets     []ToolSet  // more host tools, listed again for every model call (MCP servers')
+	Catalog  *kindkit.Catalog
+	Store    store.Store
+	Model    Model
+	Tools    []HostTool // the host's own tools
+	ToolSets []ToolSet  // more host tools, listed again for every model call (MCP servers')
 	// Confirm is the confirmation policy: for a tool's name, the
 	// decisions a person may make on its calls, which wait for them
 	// before they run (a write confirmation); 0 runs the call without

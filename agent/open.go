@@ -59,6 +59,7 @@ func (e *Engine) NewConversation(ctx context.Context, owner string, supports []s
 	if err := e.cfg.Store.CreateConversation(ctx, conv, sess); err != nil {
 		return nil, nil, err
 	}
+	e.stream.made(conv.ID)
 	return conv, sess, nil
 }
 

@@ -237,6 +237,10 @@ type topic struct {
 	size    int       // about the bytes of live
 	dropped bool      // live outgrew its bounds; the catch-up is cut
 	heard   time.Time // its last event
+	// made: the conversation was made here and nothing of it was heard
+	// since, so no turn of it is in progress: a subscriber's catch-up
+	// needs no read of the store.
+	made bool
 }
 
 // said is one event of a running turn, with a run of its tokens kept as
@@ -539,6 +543,7 @@ func (s *stream) queue(conv string, ev Event, chunk []Event) delivery {
 	defer s.mu.Unlock()
 	tp := s.topicLocked(conv)
 	tp.keep(ev)
+	tp.made = false
 	now := time.Now()
 	tp.heard = now
 	if now.Sub(s.pruned) > time.Minute {
@@ -626,9 +631,18 @@ func eventBytes(ev *Event) int {
 	return n
 }
 
+// made notes that conversation conv was just made here.
+func (s *stream) made(conv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tp := s.topicLocked(conv)
+	tp.made, tp.heard = true, time.Now() // kept topicIdle for its first subscriber
+}
+
 // add subscribes sub with the catch-up of what this process heard of the
-// turn in progress queued, and tells whether it heard any.
-func (s *stream) add(sub *subscription) (heard bool) {
+// turn in progress queued, and tells whether that is the whole catch-up:
+// it heard the turn, or the conversation is new (made).
+func (s *stream) add(sub *subscription) (whole bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tp := s.topicLocked(sub.conv)
@@ -645,7 +659,7 @@ func (s *stream) add(sub *subscription) (heard bool) {
 	}
 	sub.queued = uint64(len(sub.queue))
 	tp.subs[sub] = struct{}{}
-	return len(tp.live) > 0
+	return len(tp.live) > 0 || tp.made
 }
 
 // remove ends sub; once it returns, sub's function is not called again.

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
@@ -116,6 +118,37 @@ func TestCatchUpFromStore(t *testing.T) {
 	}
 }
 
+// A conversation made here has no turn in progress: its first
+// subscriber's catch-up reads nothing from the store. One made elsewhere
+// is read.
+func TestCatchUpOfNewConversation(t *testing.T) {
+	ctx := context.Background()
+	reads := &countOwedTurn{Store: memstore.New()}
+	e := quietEngineOn(reads)
+	conv, _, err := e.NewConversation(ctx, "", nil, Opening{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Subscribe(ctx, conv.ID, func(Event) {})()
+	if n := reads.n.Load(); n != 0 {
+		t.Errorf("a new conversation's catch-up read the store %d times", n)
+	}
+	defer e.Subscribe(ctx, "made-elsewhere", func(Event) {})()
+	if n := reads.n.Load(); n != 1 {
+		t.Errorf("the catch-up of a conversation made elsewhere read the store %d times, want once", n)
+	}
+}
+
+type countOwedTurn struct {
+	store.Store
+	n atomic.Int32
+}
+
+func (s *countOwedTurn) OwedTurn(ctx context.Context, conv string) (*store.Park, error) {
+	s.n.Add(1)
+	return s.Store.OwedTurn(ctx, conv)
+}
+
 // duringOwedTurn is a store whose OwedTurn runs meanwhile as it reads.
 type duringOwedTurn struct {
 	store.Store
@@ -210,7 +243,7 @@ func (b *loopBus) flush(t *testing.T, from *stream) {
 // quietEngine is an engine that runs no loop, for the stream's tests, on
 // bus (none: nil).
 func quietEngine(bus ...store.Notifier) *Engine {
-	e := &Engine{log: slog.New(slog.DiscardHandler), parked: map[string]*turn{}}
+	e := &Engine{log: slog.New(slog.DiscardHandler), parked: map[string]*turn{}, clock: clockwork.NewRealClock()}
 	e.cfg.Store = memstore.New()
 	var b store.Notifier
 	if len(bus) > 0 {

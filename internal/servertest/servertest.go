@@ -28,7 +28,7 @@ type Config struct {
 	Model            agent.Model
 	Tools            []agent.HostTool
 	ToolSets         []agent.ToolSet
-	ConfirmTools     []string // tools whose name contains one of these wait for Approve or Reject
+	ConfirmTools     []string                         // tools whose name contains one of these wait for Approve or Reject
 	Confirm          func(tool string) agent.Decision // a policy of its own instead
 	Hooks            []kindkit.Hook
 	Knowledge        agent.Knowledge
