@@ -401,6 +401,7 @@ func testFailures(t *testing.T, h Harness) {
 		maxRetries int
 		wantErr    []string // substrings of the error
 		wantStatus int      // the status the error carries; -1: not checked
+		whole      bool     // the stream was whole: the error must not say it broke
 		wantCount  int
 		wantPieces []string
 	}{
@@ -455,12 +456,12 @@ func testFailures(t *testing.T, h Harness) {
 			wantStatus: -1, wantCount: 1, wantPieces: []string{"Hel"}},
 		{name: "tool arguments that are not JSON",
 			reply:      Reply{Calls: []Call{{ID: "call_1", Name: "request_choices", Args: []string{badArgs[:10], badArgs[10:]}}}},
-			wantErr:    []string{"tool call request_choices", "not JSON", strings.ReplaceAll(badArgs, `"`, `\"`)},
-			wantStatus: -1, wantCount: 1},
+			wantErr:    []string{h.Provider + ": tool call request_choices", "not JSON", strings.ReplaceAll(badArgs, `"`, `\"`)},
+			wantStatus: -1, wantCount: 1, whole: true},
 		{name: "a tool call without a name",
 			reply:      Reply{Calls: []Call{{ID: "call_1", Args: []string{`{}`}}}},
-			wantErr:    []string{`tool call 0 (id "call_1") has no`, "name"},
-			wantStatus: -1, wantCount: 1},
+			wantErr:    []string{h.Provider + `: tool call 0 (id "call_1") has no`, "name"},
+			wantStatus: -1, wantCount: 1, whole: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := h.server(t, tc.reply)
@@ -477,6 +478,9 @@ func testFailures(t *testing.T, h Harness) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
+			}
+			if tc.whole && strings.Contains(err.Error(), "broke") {
+				t.Errorf("error %q says the stream broke, which came whole", err)
 			}
 			l := logs.String()
 			if strings.Contains(err.Error(), testKey) || strings.Contains(l, testKey) {
