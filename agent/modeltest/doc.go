@@ -20,7 +20,8 @@
 // the turn's knowledge, provider errors and broken streams, retries,
 // cancellation) and the adapter inside a real engine behind the WebSocket
 // server (a card raised and answered, several host tools called in one
-// step, a failing model). FuzzStream feeds an adapter arbitrary streams.
+// step, a person rejecting a call with a reason and answering in its
+// place, a failing model). FuzzStream feeds an adapter arbitrary streams.
 //
 // What is truly one provider's (its headers, its retry hints, how it
 // merges messages) stays in that adapter's own tests, which use Server

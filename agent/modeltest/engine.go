@@ -20,13 +20,15 @@ import (
 // socket.
 
 // startKindkit serves a kindkit engine over h's adapter, which calls url
-// and retries twice; cfg's Model and Logger are set here.
-func (h Harness) startKindkit(t *testing.T, url string, cfg servertest.Config) *wstest.Client {
+// and retries twice, and connects a client to it; cfg's Model and Logger
+// are set here.
+func (h Harness) startKindkit(t *testing.T, url string, cfg servertest.Config) (*wstest.Client, *servertest.Server) {
 	t.Helper()
 	cfg.Model = h.New(t, url, Config{Model: modelName, APIKey: testKey, MaxRetries: 2, MaxRetryDelay: 5 * time.Millisecond,
 		HTTPClient: Client(t), Logger: quiet})
 	cfg.Logger = quiet
-	return wstest.Dial(t, servertest.Start(t, cfg, nil).WS())
+	srv := servertest.Start(t, cfg, nil)
+	return wstest.Dial(t, srv.WS()), srv
 }
 
 // openSession opens a session that shows choice cards, and returns its id.
@@ -45,7 +47,7 @@ func testEngineCard(t *testing.T, h Harness) {
 			Usage: store.Usage{PromptTokens: 30, CompletionTokens: 5}},
 		Reply{Text: []string{"Team ", "it is."}, Usage: store.Usage{PromptTokens: 50, CompletionTokens: 4}},
 	)
-	c := h.startKindkit(t, s.URL, servertest.Config{})
+	c, _ := h.startKindkit(t, s.URL, servertest.Config{})
 	sid := openSession(c)
 
 	c.Send(`{"action":"send_message","requestId":"r2","sessionId":"` + sid + `","message":"I'd like a quote"}`)
@@ -130,7 +132,7 @@ func testEngineHostTools(t *testing.T, h Harness) {
 		step.Calls = append(step.Calls, Call{ID: c.ID, Name: c.Name, Args: []string{c.Arguments}})
 	}
 	s := h.server(t, step, Reply{Text: []string{" A-1 has shipped and cannot be cancelled."}})
-	c := h.startKindkit(t, s.URL, servertest.Config{Tools: []agent.HostTool{lookup, cancelOrder}})
+	c, _ := h.startKindkit(t, s.URL, servertest.Config{Tools: []agent.HostTool{lookup, cancelOrder}})
 	sid := openSession(c)
 	c.Send(`{"action":"send_message","requestId":"r2","sessionId":"` + sid + `","message":"cancel A-1, and where is B-2?"}`)
 	c.Expect("immediate_response")
@@ -163,11 +165,97 @@ func testEngineHostTools(t *testing.T, h Harness) {
 	})
 }
 
+// A person's decisions on a tool call reach the model: a rejection as an
+// error result carrying their reason, a respond decision as the call's
+// result in their words, each paired with its call.
+func testEngineDecisions(t *testing.T, h Harness) {
+	var mu sync.Mutex
+	refunded := 0
+	refund, err := agent.NewTool("send_refund", "Refunds an order.", func(ctx context.Context, a orderArgs) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		refunded++
+		return "refunded", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := store.ToolCall{ID: "call_r1", Name: "send_refund", Arguments: `{"order":"A-1"}`}
+	second := store.ToolCall{ID: "call_r2", Name: "send_refund", Arguments: `{"order":"B-2"}`}
+	s := h.server(t,
+		Reply{Calls: []Call{{ID: first.ID, Name: first.Name, Args: []string{first.Arguments}}}},
+		Reply{Calls: []Call{{ID: second.ID, Name: second.Name, Args: []string{second.Arguments}}}},
+		Reply{Text: []string{"Understood."}},
+	)
+	c, srv := h.startKindkit(t, s.URL, servertest.Config{Tools: []agent.HostTool{refund},
+		Confirm: agent.ConfirmMatching(agent.Approve|agent.Reject|agent.Respond, "send_refund")})
+	sid := openSession(c)
+	ctx := t.Context()
+	sess, err := srv.Engine.Store().Session(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// decide waits for the confirmation the client is shown, and makes d
+	// on it, as another tab would.
+	decide := func(d agent.Decided) {
+		t.Helper()
+		for ev := c.Next(); ev["type"] != "write_confirmation_required"; ev = c.Next() {
+			if ev["type"] != "stream_chunk" && ev["type"] != "stream_token" {
+				t.Fatalf("got %v, want a write confirmation", ev)
+			}
+		}
+		p, err := srv.Engine.Store().PendingPark(ctx, sess.ConversationID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := srv.Engine.Decide(ctx, sess, p.ID, d, nil); !ok || err != nil {
+			t.Fatalf("Decide(%v) = %v, %v", d.Decision, ok, err)
+		}
+	}
+	c.Send(`{"action":"send_message","requestId":"r2","sessionId":"` + sid + `","message":"refund A-1"}`)
+	c.Expect("immediate_response")
+	decide(agent.Decided{Decision: agent.Reject, Message: "wrong order, refund B-2"})
+	decide(agent.Decided{Decision: agent.Respond, Message: "I refunded B-2 by hand."})
+	text, terminal := c.Turn()
+	if terminal["type"] != "eventual_response" || text != "Understood." {
+		t.Fatalf("turn ended with %v after text %q", terminal, text)
+	}
+	mu.Lock()
+	if refunded != 0 {
+		t.Errorf("the tool ran %d times, want none", refunded)
+	}
+	mu.Unlock()
+	if s.Count() != 3 {
+		t.Fatalf("%d model calls, want 3", s.Count())
+	}
+	resultOf := func(req Request, id string) string {
+		for _, m := range req.Messages {
+			if m.ToolCallID == id {
+				return m.Text
+			}
+		}
+		return ""
+	}
+	sent := h.sent(t, s, 1)
+	rejected := resultOf(sent, first.ID)
+	if !strings.Contains(rejected, "wrong order, refund B-2") {
+		t.Errorf("the rejected call's result = %q, want the person's reason", rejected)
+	}
+	h.checkAnswered(t, sent, []store.ToolCall{first}, map[string]*store.Message{first.ID: {Text: rejected, IsError: true}})
+	sent = h.sent(t, s, 2)
+	responded := resultOf(sent, second.ID)
+	if !strings.Contains(responded, "I refunded B-2 by hand.") {
+		t.Errorf("the responded call's result = %q, want the person's words", responded)
+	}
+	h.checkAnswered(t, sent, []store.ToolCall{first}, map[string]*store.Message{first.ID: {Text: rejected, IsError: true}})
+	h.checkAnswered(t, sent, []store.ToolCall{second}, map[string]*store.Message{second.ID: {Text: responded}})
+}
+
 // A model that keeps failing ends the turn with INTERNAL_ERROR after its
 // retries, and the server goes on.
 func testEngineModelFailure(t *testing.T, h Harness) {
 	s := h.server(t, Reply{Status: 500, Error: "boom"})
-	c := h.startKindkit(t, s.URL, servertest.Config{})
+	c, _ := h.startKindkit(t, s.URL, servertest.Config{})
 	sid := openSession(c)
 	c.Send(`{"action":"send_message","requestId":"r2","sessionId":"` + sid + `","message":"hi"}`)
 	c.Expect("immediate_response")

@@ -41,6 +41,7 @@ func Run(t *testing.T, h Harness) {
 		{"CancelDuringBackoff", testCancelDuringBackoff},
 		{"EngineCard", testEngineCard},
 		{"EngineHostTools", testEngineHostTools},
+		{"EngineDecisions", testEngineDecisions},
 		{"EngineModelFailure", testEngineModelFailure},
 	}
 	for _, tc := range tests {
