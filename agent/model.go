@@ -10,6 +10,16 @@ import (
 
 // Model is the agent's language model: one call streams text through onText
 // and returns the whole response.
+//
+// An adapter over a provider's API (agent/openai, agent/anthropic) returns
+// every tool call of a response, in order, and sends the history back as
+// the provider's messages: each tool result with the call it answers,
+// paired by the call's id, its text as it is, and a result with IsError
+// carrying the provider's error flag where its format has one. A format
+// without one (OpenAI's chat completions) shows the model the text alone,
+// so the engine words an error result to read as one. agent/modeltest is
+// the contract suite that checks an adapter against a fake of its
+// provider.
 type Model interface {
 	Respond(ctx context.Context, req ModelRequest, onText func(string)) (ModelResponse, error)
 }

@@ -435,7 +435,7 @@ func (m *Model) attempt(ctx context.Context, a *attempts, params sdk.MessageNewP
 			continue
 		}
 		if b.name == "" {
-			return resp, fmt.Errorf("anthropic: tool call %d (id %q) has no name", b.index, b.id)
+			return resp, &callError{fmt.Sprintf("anthropic: tool call %d (id %q) has no name", b.index, b.id)}
 		}
 		input := strings.TrimSpace(b.input.String())
 		if input == "" {
@@ -445,7 +445,7 @@ func (m *Model) attempt(ctx context.Context, a *attempts, params sdk.MessageNewP
 			input = "{}" // a call without parameters
 		}
 		if !json.Valid([]byte(input)) {
-			return resp, &inputError{name: b.name, input: input}
+			return resp, badInput(b.name, input)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, store.ToolCall{ID: b.id, Name: b.name, Arguments: input})
 	}
@@ -454,20 +454,25 @@ func (m *Model) attempt(ctx context.Context, a *attempts, params sdk.MessageNewP
 
 var errEndedEarly = errors.New("the stream ended before the model finished (no message_delta with a stop_reason, then message_stop)")
 
-type inputError struct{ name, input string }
+// callError is a tool call that came whole but cannot be used. Its text is
+// the whole error: the stream did not break.
+type callError struct{ msg string }
 
-func (e *inputError) Error() string {
-	in := e.input
-	if len(in) > maxArgsInError {
-		in = in[:maxArgsInError] + "…"
+func (e *callError) Error() string { return e.msg }
+
+// badInput is the error of a tool call whose input is not JSON, quoting
+// the input's start.
+func badInput(name, input string) *callError {
+	if len(input) > maxArgsInError {
+		input = input[:maxArgsInError] + "…"
 	}
-	return fmt.Sprintf("anthropic: tool call %s: input is not JSON: %q", e.name, in)
+	return &callError{fmt.Sprintf("anthropic: tool call %s: input is not JSON: %q", name, input)}
 }
 
 // describe words a failure, without the API key.
 func (m *Model) describe(err error, status int) string {
-	var ie *inputError
-	if errors.As(err, &ie) {
+	var ce *callError
+	if errors.As(err, &ce) {
 		return m.scrub(err.Error())
 	}
 	var msg string

@@ -1,9 +1,8 @@
 package anthropic
 
-// A fake Anthropic Messages API server for this package's tests and, being
-// exported from a _test file, for the end-to-end tests of package
-// anthropic_test. Its streams are server-sent events in the wire format
-// Anthropic documents for POST /v1/messages with "stream": true:
+// A fake Anthropic Messages API for this package's tests: the events of a
+// stream, in the wire format Anthropic documents for POST /v1/messages
+// with "stream": true, served by modeltest.Server:
 //
 //	event: message_start         data: {"type":"message_start","message":{…,"usage":{…}}}
 //	event: content_block_start   data: {"type":"content_block_start","index":0,"content_block":{…}}
@@ -17,152 +16,20 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/kindkit/kindkit/agent/modeltest"
 )
 
-// Reply answers one request.
-type Reply func(w http.ResponseWriter, r *http.Request)
-
-// FakeServer answers POST /v1/messages with its replies, one per request,
-// the last one for every later request, and records the requests.
-type FakeServer struct {
-	URL string // the base URL, without /v1
-
-	mu      sync.Mutex
-	bodies  [][]byte
-	headers []http.Header
-	times   []time.Time
-	replies []Reply
+// newFake starts a fake Messages API answering with the handlers in turn;
+// its URL is the base URL (without /v1).
+func newFake(t testing.TB, replies ...http.HandlerFunc) *modeltest.Server {
+	return modeltest.NewServer(t, "/v1/messages", replies...)
 }
 
-// NewFakeServer starts a fake server that stops when the test ends.
-func NewFakeServer(t testing.TB, replies ...Reply) *FakeServer {
-	t.Helper()
-	if len(replies) == 0 {
-		t.Fatal("a fake server needs a reply")
-	}
-	f := &FakeServer{replies: replies}
-	hs := httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(hs.Close)
-	f.URL = hs.URL
-	return f
-}
-
-func (f *FakeServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"Not found"}}`)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
-	f.mu.Lock()
-	n := len(f.bodies)
-	f.bodies = append(f.bodies, body)
-	f.headers = append(f.headers, r.Header.Clone())
-	f.times = append(f.times, time.Now())
-	reply := f.replies[min(n, len(f.replies)-1)]
-	f.mu.Unlock()
-	reply(w, r)
-}
-
-// Count is how many requests arrived.
-func (f *FakeServer) Count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.bodies)
-}
-
-// Request is request i's body, decoded.
-func (f *FakeServer) Request(t testing.TB, i int) map[string]any {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if i >= len(f.bodies) {
-		t.Fatalf("request %d: only %d arrived", i, len(f.bodies))
-	}
-	var v map[string]any
-	if err := json.Unmarshal(f.bodies[i], &v); err != nil {
-		t.Fatalf("request %d is not JSON: %v: %s", i, err, f.bodies[i])
-	}
-	return v
-}
-
-// Header is request i's headers.
-func (f *FakeServer) Header(i int) http.Header {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.headers[i]
-}
-
-// Gap is the time between requests i-1 and i.
-func (f *FakeServer) Gap(i int) time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.times[i].Sub(f.times[i-1])
-}
-
-// writeSSE writes the events (each whole, as the helpers below make them),
-// flushing each.
-func writeSSE(w http.ResponseWriter, events []string) {
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	for _, e := range events {
-		io.WriteString(w, e)
-		if fl != nil {
-			fl.Flush()
-		}
-	}
-}
-
-// Stream answers with the events; the connection then ends cleanly.
-func Stream(events ...string) Reply {
-	return func(w http.ResponseWriter, r *http.Request) { writeSSE(w, events) }
-}
-
-// Break sends the events and then drops the connection mid-stream.
-func Break(events ...string) Reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		writeSSE(w, events)
-		panic(http.ErrAbortHandler)
-	}
-}
-
-// Hang sends the events and then waits until the client goes away.
-func Hang(events ...string) Reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		writeSSE(w, events)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(30 * time.Second):
-		}
-	}
-}
-
-// Status answers with a status, a body and header pairs.
-func Status(code int, body string, header ...string) Reply {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		if strings.HasPrefix(body, "{") {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		w.WriteHeader(code)
-		io.WriteString(w, body)
-	}
-}
+// stream answers with the events; the connection then ends cleanly.
+func stream(events ...string) http.HandlerFunc { return modeltest.Stream(events...) }
 
 // APIError is the body of an error answer, e.g. APIError("rate_limit_error", "…").
 func APIError(typ, message string) string {
@@ -241,15 +108,3 @@ func ToolMessage(inputTokens, outputTokens int, id, name string, pieces ...strin
 	}
 	return append(evs, BlockStop(0), MessageDelta("tool_use", outputTokens), MessageStop())
 }
-
-// NewTestClient is a client of its own, whose idle connections close when
-// the test ends (so goleak sees no transport goroutines).
-func NewTestClient(t testing.TB) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr}
-}
-
-// SetMaxRetryDelay caps m's retry delays (the SDK's backoff and the
-// Retry-After it waits for) at d, shortening them for tests.
-func SetMaxRetryDelay(m *Model, d time.Duration) { m.maxDelay = d }

@@ -334,14 +334,14 @@ func (m *Model) attempt(ctx context.Context, a *attempts, params oai.ChatComplet
 	})
 	for _, c := range calls {
 		if c.name == "" {
-			return resp, fmt.Errorf("openai: tool call %d (id %q) has no function name", c.index, c.id)
+			return resp, &callError{fmt.Sprintf("openai: tool call %d (id %q) has no function name", c.index, c.id)}
 		}
 		args := strings.TrimSpace(c.args.String())
 		if args == "" {
 			args = "{}" // a call without parameters
 		}
 		if !json.Valid([]byte(args)) {
-			return resp, &argsError{name: c.name, args: args}
+			return resp, badArgs(c.name, args)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, store.ToolCall{ID: c.id, Name: c.name, Arguments: args})
 	}
@@ -350,20 +350,25 @@ func (m *Model) attempt(ctx context.Context, a *attempts, params oai.ChatComplet
 
 var errEndedEarly = errors.New("the stream ended before the model finished (no finish_reason)")
 
-type argsError struct{ name, args string }
+// callError is a tool call that came whole but cannot be used. Its text is
+// the whole error: the stream did not break.
+type callError struct{ msg string }
 
-func (e *argsError) Error() string {
-	a := e.args
-	if len(a) > maxArgsInError {
-		a = a[:maxArgsInError] + "…"
+func (e *callError) Error() string { return e.msg }
+
+// badArgs is the error of a tool call whose arguments are not JSON,
+// quoting their start.
+func badArgs(name, args string) *callError {
+	if len(args) > maxArgsInError {
+		args = args[:maxArgsInError] + "…"
 	}
-	return fmt.Sprintf("openai: tool call %s: arguments are not JSON: %q", e.name, a)
+	return &callError{fmt.Sprintf("openai: tool call %s: arguments are not JSON: %q", name, args)}
 }
 
 // describe words a failure, without the API key.
 func (m *Model) describe(err error, status int) string {
-	var ae *argsError
-	if errors.As(err, &ae) {
+	var ce *callError
+	if errors.As(err, &ce) {
 		return m.scrub(err.Error())
 	}
 	var msg string
@@ -392,7 +397,8 @@ func (m *Model) describe(err error, status int) string {
 // Error is a failed model call.
 type Error struct {
 	// Status is the HTTP status of the answer, 0 when none came (connection
-	// refused, a broken stream).
+	// refused); a stream that broke or sent an error event after a 200
+	// keeps 200.
 	Status int
 	msg    string
 	err    error
