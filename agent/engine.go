@@ -46,6 +46,13 @@ type Config struct {
 	// a renewal (default 15s); the engine renews it every third of that. A
 	// turn whose process died is taken over once its lease has run out.
 	LeaseTimeout time.Duration
+	// Outbox names the consumers of the store's outbox of ask events (a
+	// webhook sender's endpoints: webhook.Sender.Consumers): from the
+	// engine's first write on, every park saved and every park that ends
+	// writes an event for each of them in the same write, so none is
+	// missed, also across a crash. The store must keep an outbox
+	// (store.OutboxOf). Empty, the default: no event is written.
+	Outbox []string
 	// KeepParksOnDrain leaves parks pending at shutdown, for stores that
 	// outlive the process; otherwise they resolve no_response so every turn
 	// finishes before the process exits.
@@ -158,6 +165,14 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.AgentName == "" {
 		cfg.AgentName = "kindkit"
+	}
+	if len(cfg.Outbox) > 0 {
+		// Before the loop starts: a park it expires has its event too.
+		out := store.OutboxOf(cfg.Store)
+		if out == nil {
+			return nil, fmt.Errorf("agent: Outbox: the store (%T) keeps no outbox", cfg.Store)
+		}
+		out.OpenOutbox(cfg.Outbox...)
 	}
 	// The owner names this process on its leases; it is no key: v4.
 	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),
@@ -753,7 +768,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	}
 	l := e.lease(p.ID)
 	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: turn.encode(), Lease: &l,
-		Outcome: cardOutcome(p, state, r), Record: record})
+		Outcome: cardOutcome(p, state, r), Record: record, At: e.clock.Now()})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -872,7 +887,7 @@ func (e *Engine) cancelPark(ctx context.Context, p *store.Park) bool {
 	s := e.readState(p)
 	ended := endedMessage(p.ConversationID, s.Text, false, e.clock.Now())
 	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
-		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaCancel, nil, nil)})
+		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaCancel, nil, nil), At: e.clock.Now()})
 	if err != nil {
 		e.log.Error("cancel park", "interactionId", p.ID, "err", err)
 	}
@@ -909,7 +924,7 @@ const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new
 func (e *Engine) withdrawal(ctx context.Context, p *store.Park, by *store.Session, via string, now time.Time) *store.Answer {
 	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, now)
 	return &store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}, Outcome: json.RawMessage(withdrawnResult),
-		Record: e.record(ctx, p, e.readState(p), via, by, nil)}
+		Record: e.record(ctx, p, e.readState(p), via, by, nil), At: now}
 }
 
 // withdrawn tells what follows from park p's withdrawal, once it is
