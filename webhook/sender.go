@@ -177,6 +177,16 @@ func (s *Sender) Consumers() []string {
 	return out
 }
 
+// Endpoints are the endpoints' labels, as logs and metrics name them:
+// scheme and host, never a path or query.
+func (s *Sender) Endpoints() []string {
+	out := make([]string, len(s.endpoints))
+	for i, e := range s.endpoints {
+		out[i] = e.label
+	}
+	return out
+}
+
 // Start delivers eng's ask events until Stop. The engine must write them
 // (agent.Config.Outbox = s.Consumers()).
 func (s *Sender) Start(eng *agent.Engine) error {
