@@ -27,11 +27,10 @@ type Data struct {
 	Tool string `json:"tool,omitempty"` // a confirmation's tool
 	// Deadline is when the ask stops waiting, when it has one.
 	Deadline *time.Time `json:"deadline,omitempty"`
-	// Status is how an ask.resolved's ask ended: submitted, declined,
-	// no_response, withdrawn, cancelled, approved or denied; resolved,
-	// expired, cancelled or replaced when it ended without an outcome
-	// (answered in words, ended with its process, or replaced by a newer
-	// ask).
+	// Status is how an ask.resolved's ask ended: its outcome's status
+	// (submitted, declined, no_response, withdrawn, cancelled, approved,
+	// denied) or, when it ended without an outcome, its state (resolved,
+	// expired, cancelled, replaced).
 	Status string `json:"status,omitempty"`
 }
 
