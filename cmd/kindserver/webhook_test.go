@@ -7,12 +7,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/kindkit/kindkit/store/storetest"
 )
 
 // The keys the processes sign with: an HMAC secret and an Ed25519 seed.
@@ -150,5 +154,55 @@ func TestWebhookSurvivesKill9(t *testing.T) {
 				t.Errorf("the log holds the endpoint's token or the secret:\n%s", second.log.String())
 			}
 		})
+	}
+}
+
+// Two kindserver processes on one PostgreSQL both deliver webhooks: each
+// event reaches the receiver once, an ask's ask.parked before its
+// ask.resolved, whichever process parked or answered it.
+func TestWebhookTwoProcessesOnePostgres(t *testing.T) {
+	t.Setenv("KINDKIT_WEBHOOK_SECRET", hookSecret+" whsk_"+base64.StdEncoding.EncodeToString(hookSeed))
+	dsn := storetest.PostgresDB(t)
+	r := newHookReceiver(t)
+	flags := []string{"-webhook-url", r.URL + "/hooks", "-v"}
+	procs := []*proc{start(t, dsn, flags...), start(t, dsn, flags...)}
+	const asks = 10
+	for i := range asks {
+		conv, iid := parkOn(t, procs[i%2].url)
+		resumeAndSubmit(t, procs[(i+1)%2].url, conv, iid)
+	}
+	for range 2 * asks {
+		r.next(t)
+	}
+	for _, p := range procs { // stopped, neither sends anything more
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.cmd.Wait()
+	}
+	t.Logf("delivered by the first process: %d, by the second: %d",
+		strings.Count(procs[0].log.String(), "webhook delivered"), strings.Count(procs[1].log.String(), "webhook delivered"))
+	r.mu.Lock()
+	got := slices.Clone(r.got)
+	r.mu.Unlock()
+	seen := map[string]int{}
+	parked := map[string]bool{}
+	for _, q := range got {
+		verifyHook(t, q)
+		seen[q.header.Get("webhook-id")]++
+		switch typ, id, _ := hookBody(t, q); typ {
+		case "ask.parked":
+			parked[id] = true
+		case "ask.resolved":
+			if !parked[id] {
+				t.Errorf("%s: ask.resolved before ask.parked", id)
+			}
+		}
+	}
+	if len(seen) != 2*asks || len(got) != 2*asks {
+		t.Errorf("%d requests of %d events, want %d of %d", len(got), len(seen), 2*asks, 2*asks)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s delivered %d times", id, n)
+		}
 	}
 }
