@@ -104,7 +104,7 @@ func (e *Engine) expire(ctx context.Context, p *store.Park) error {
 func (e *Engine) endAtDeadline(ctx context.Context, p *store.Park, s turnState) {
 	ended := endedMessage(p.ConversationID, s.Text, false, e.clock.Now())
 	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired,
-		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaDeadline, nil, nil), At: e.clock.Now()})
+		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaDeadline, nil, nil)})
 	if err != nil {
 		e.log.Error("end a turn at its deadline", "interactionId", p.ID, "err", err)
 	}

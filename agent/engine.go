@@ -768,7 +768,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	}
 	l := e.lease(p.ID)
 	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: turn.encode(), Lease: &l,
-		Outcome: cardOutcome(p, state, r), Record: record, At: e.clock.Now()})
+		Outcome: cardOutcome(p, state, r), Record: record})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -887,7 +887,7 @@ func (e *Engine) cancelPark(ctx context.Context, p *store.Park) bool {
 	s := e.readState(p)
 	ended := endedMessage(p.ConversationID, s.Text, false, e.clock.Now())
 	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
-		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaCancel, nil, nil), At: e.clock.Now()})
+		Messages: []*store.Message{ended}, Record: e.record(ctx, p, s, ViaCancel, nil, nil)})
 	if err != nil {
 		e.log.Error("cancel park", "interactionId", p.ID, "err", err)
 	}
@@ -924,7 +924,7 @@ const withdrawnResult = `{"status":"withdrawn","message":"The person wrote a new
 func (e *Engine) withdrawal(ctx context.Context, p *store.Park, by *store.Session, via string, now time.Time) *store.Answer {
 	msg := toolMessage(p.ConversationID, p.ToolCall, Result{Text: withdrawnResult, IsError: true}, now)
 	return &store.Answer{State: store.ParkCancelled, Messages: []*store.Message{msg}, Outcome: json.RawMessage(withdrawnResult),
-		Record: e.record(ctx, p, e.readState(p), via, by, nil), At: now}
+		Record: e.record(ctx, p, e.readState(p), via, by, nil)}
 }
 
 // withdrawn tells what follows from park p's withdrawal, once it is

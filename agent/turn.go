@@ -947,7 +947,7 @@ func (t *turn) park(p *store.Park) (bool, error) {
 		e.unpark(p.ConversationID, p.ID)
 		t.parked.Store(nil)
 		taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired,
-			Record: e.record(t.ctx, p, kept, ViaDrain, nil, nil), At: e.clock.Now()})
+			Record: e.record(t.ctx, p, kept, ViaDrain, nil, nil)})
 		if err != nil || !ok {
 			return true, err
 		}
@@ -959,7 +959,7 @@ func (t *turn) park(p *store.Park) (bool, error) {
 		// Cancelled while parking: the park must not outlive the turn.
 		e.unpark(p.ConversationID, p.ID)
 		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled,
-			Record: e.record(t.ctx, p, kept, ViaCancel, nil, nil), At: e.clock.Now()}); ok {
+			Record: e.record(t.ctx, p, kept, ViaCancel, nil, nil)}); ok {
 			e.parkEnded(p, kept, store.ParkCancelled)
 		}
 		return true, nil

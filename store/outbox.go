@@ -34,7 +34,10 @@ type OutboxEvent struct {
 	// denied) or, for an ask that ended with no outcome, its state
 	// (resolved, expired, cancelled, replaced). "" for ask.parked.
 	Status string
-	At     time.Time // when the park was saved, or ended
+	// At is when the park was saved (its CreatedAt), or when it ended: the
+	// time of the write that ended it, on the store's clock (a replaced
+	// park's, its replacement's CreatedAt).
+	At time.Time
 	// Attempts counts the consumer's attempts that failed so far.
 	Attempts int
 }

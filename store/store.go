@@ -193,10 +193,6 @@ type Answer struct {
 	Outcome json.RawMessage
 	// Record becomes the park's Record; nil for none.
 	Record json.RawMessage
-	// At is when the park ended, as the engine's clock tells it: the
-	// time of its ask.resolved event when the store keeps an outbox
-	// (zero: the store's clock).
-	At time.Time
 }
 
 // Waiting decides, inside StartTurn's write, what becomes of the park that

@@ -484,7 +484,7 @@ func (s *Store) takeLocked(c *conversation, p *store.Park, a store.Answer) *stor
 		c.pending = ""
 	}
 	s.appendLocked(c, a.Messages)
-	s.resolvedLocked(&taken, a.At)
+	s.resolvedLocked(&taken, time.Now())
 	*p = taken
 	if a.Lease == nil {
 		// Nothing is owed: the record is dropped to return its memory.

@@ -1058,7 +1058,7 @@ func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answ
 		return nil, err
 	}
 	if consumers != nil {
-		if err := insertEvents(ctx, ex, resolvedEvents(p, a.At, consumers)); err != nil {
+		if err := insertEvents(ctx, ex, resolvedEvents(p, time.Now(), consumers)); err != nil {
 			return nil, err
 		}
 	}
