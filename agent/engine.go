@@ -51,6 +51,13 @@ type Config struct {
 	// a renewal (default 15s); the engine renews it every third of that. A
 	// turn whose process died is taken over once its lease has run out.
 	LeaseTimeout time.Duration
+	// Outbox names the consumers of the store's outbox of ask events (a
+	// webhook sender's endpoints: webhook.Sender.Consumers): from the
+	// engine's first write on, every park saved and every park that ends
+	// writes an event for each of them in the same write, so none is
+	// missed, also across a crash. The store must keep an outbox
+	// (store.OutboxOf). Empty, the default: no event is written.
+	Outbox []string
 	// KeepParksOnDrain leaves parks pending at shutdown, for stores that
 	// outlive the process; otherwise they resolve no_response so every turn
 	// finishes before the process exits.
@@ -166,6 +173,14 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.AgentName == "" {
 		cfg.AgentName = "kindkit"
+	}
+	if len(cfg.Outbox) > 0 {
+		// Before the loop starts: a park it expires has its event too.
+		out := store.OutboxOf(cfg.Store)
+		if out == nil {
+			return nil, fmt.Errorf("agent: Outbox: the store (%T) keeps no outbox", cfg.Store)
+		}
+		out.OpenOutbox(cfg.Outbox...)
 	}
 	// The owner names this process on its leases; it is no key: v4.
 	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),

@@ -37,6 +37,7 @@ import (
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store/dsn"
 	"github.com/kindkit/kindkit/web"
+	"github.com/kindkit/kindkit/webhook"
 )
 
 // loadKinds is kinds.All with identity_intake reading national phone numbers
@@ -102,6 +103,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return err
 	})
+	var webhookURLs []string
+	fs.Func("webhook-url", "POST each ask's events (ask.parked, ask.resolved) to `URL`, signed as Standard Webhooks with the keys in $KINDKIT_WEBHOOK_SECRET (docs/webhooks.md); repeatable", func(v string) error {
+		webhookURLs = append(webhookURLs, v)
+		return nil
+	})
+	webhookTimeout := fs.Duration("webhook-timeout", 15*time.Second, "with -webhook-url: how long one delivery attempt may take; a process that dies mid-delivery leaves the event to another (or its restart) after twice this")
 	serveMetrics := fs.Bool("metrics", true, "serve Prometheus metrics at /metrics on -addr; like /healthz it asks for no auth, so keep it off a public listener's path (a proxy rule) or turn it off")
 	verbose := fs.Bool("v", false, "log debug messages")
 	debugAddr := fs.String("debug-addr", "", "serve /debug/stats (memory and goroutine counts, for kindload) and /debug/pprof/ on a second listener at `ADDR`, never on -addr; they ask for no auth, so keep ADDR private (e.g. 127.0.0.1:6060); empty: off")
@@ -146,6 +153,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := telemetry.NewMetrics(reg)
+	sender, publicKeys, err := webhooks(webhookURLs, os.Getenv("KINDKIT_WEBHOOK_SECRET"), *webhookTimeout, log, metrics)
+	if err != nil {
+		log.Error(err.Error())
+		return 2
+	}
 	store, closeStore, err := dsn.Open(ctx, *storeDSN, &dsn.Options{MemoryRetention: *retention})
 	if err != nil {
 		log.Error("open store", "store", dsn.Redact(*storeDSN), "err", err)
@@ -255,10 +267,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer m.Close()
 		cfg.ToolSets = append(cfg.ToolSets, m)
 	}
+	if sender != nil {
+		cfg.Outbox = sender.Consumers()
+	}
 	eng, err := agent.NewEngine(cfg)
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1
+	}
+	if sender != nil {
+		if err := sender.Start(eng); err != nil {
+			eng.Close()
+			log.Error("start webhooks", "err", err)
+			return 1
+		}
+		defer sender.Stop() // after the engine's shutdown: what is left goes out from the next start
+		log.Info("webhooks", "endpoints", sender.Endpoints(), "ed25519PublicKeys", publicKeys)
 	}
 	srv := server.New(eng, wire)
 	// AG-UI at /agui, with /ws's auth and limits: a run counts as a frame
@@ -371,4 +395,43 @@ func debugMux() *http.ServeMux {
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	return mux
+}
+
+// webhooks is the sender for the -webhook-url endpoints, signing with the
+// keys of secret ($KINDKIT_WEBHOOK_SECRET), and the public keys of its
+// Ed25519 keys (which receivers verify v1a with, and may be logged); nil
+// when no URL is given. Its errors name no key and no URL: either may
+// hold a secret.
+func webhooks(urls []string, secret string, timeout time.Duration, log *slog.Logger, metrics webhook.Metrics) (*webhook.Sender, []string, error) {
+	if len(urls) == 0 {
+		if secret != "" {
+			log.Warn("KINDKIT_WEBHOOK_SECRET is set, but no -webhook-url: no webhook is sent")
+		}
+		return nil, nil, nil
+	}
+	if strings.TrimSpace(secret) == "" {
+		return nil, nil, errors.New("-webhook-url needs $KINDKIT_WEBHOOK_SECRET: whsec_<base64> (an HMAC secret) or whsk_<base64> (an Ed25519 key), several separated by spaces")
+	}
+	keys, err := webhook.ParseKeys(secret)
+	if err != nil {
+		return nil, nil, fmt.Errorf("KINDKIT_WEBHOOK_SECRET: %w", err)
+	}
+	if timeout <= 0 {
+		return nil, nil, errors.New("-webhook-timeout must be positive")
+	}
+	var publicKeys []string
+	for _, k := range keys {
+		if pk := k.PublicKey(); pk != "" {
+			publicKeys = append(publicKeys, pk)
+		}
+	}
+	eps := make([]webhook.Endpoint, len(urls))
+	for i, u := range urls {
+		eps[i] = webhook.Endpoint{URL: u, Keys: keys}
+	}
+	s, err := webhook.New(webhook.Config{Endpoints: eps, Timeout: timeout, Logger: log, Metrics: metrics})
+	if err != nil {
+		return nil, nil, fmt.Errorf("-webhook-url: %w", err)
+	}
+	return s, publicKeys, nil
 }

@@ -236,3 +236,39 @@ func TestStorePasswordNotLogged(t *testing.T) {
 		}
 	}
 }
+
+// Bad webhook settings stop kindserver at start with an error that names
+// neither the key nor the URL (either may hold a secret).
+func TestWebhookFlags(t *testing.T) {
+	const key = "whsec_c2hvcnQ=" // "short": too short a secret
+	for name, c := range map[string]struct {
+		args   []string
+		secret string
+		says   string
+	}{
+		"no secret":   {[]string{"-webhook-url", "https://example.com/hook"}, "", "-webhook-url needs $KINDKIT_WEBHOOK_SECRET"},
+		"bad secret":  {[]string{"-webhook-url", "https://example.com/hook"}, key, "KINDKIT_WEBHOOK_SECRET: key 1 of 1: whsec_…: a secret of 5 bytes; want 24 to 64"},
+		"public key":  {[]string{"-webhook-url", "https://example.com/hook"}, "whpk_AAAA", "whpk_ public key verifies signatures"},
+		"bad url":     {[]string{"-webhook-url", "ftp://example.com/hook?token=Tok3n"}, testWebhookSecret, "-webhook-url: webhook: endpoint 1: want an absolute http:// or https:// URL"},
+		"twice":       {[]string{"-webhook-url", "https://example.com/a?t=Tok3n", "-webhook-url", "https://example.com/a?t=Tok3n"}, testWebhookSecret, "endpoint 2 (https://example.com) is given twice"},
+		"bad timeout": {[]string{"-webhook-url", "https://example.com/hook", "-webhook-timeout", "0s"}, testWebhookSecret, "-webhook-timeout must be positive"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("KINDKIT_WEBHOOK_SECRET", c.secret)
+			var stdout, stderr bytes.Buffer
+			if code := Run(context.Background(), append([]string{"-store", "memory"}, c.args...), &stdout, &stderr); code != 2 {
+				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.says) {
+				t.Errorf("stderr does not say %q:\n%s", c.says, stderr.String())
+			}
+			for _, secret := range []string{"c2hvcnQ", testWebhookSecret[6:], "Tok3n"} {
+				if strings.Contains(stderr.String(), secret) {
+					t.Errorf("stderr holds %q:\n%s", secret, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+const testWebhookSecret = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3" // 24 bytes

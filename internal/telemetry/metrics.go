@@ -38,6 +38,8 @@ type Metrics struct {
 	resume prometheus.Observer
 
 	storeOps *prometheus.HistogramVec
+
+	webhookAttempts *prometheus.CounterVec // by endpoint label (scheme and host) and result
 }
 
 type toolSeries struct{ calls, errors prometheus.Counter }
@@ -99,7 +101,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help:    "Latency of store operations, by operation.",
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}}, []string{"operation"})
 	f(m.storeOps)
+
+	m.webhookAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kindkit", Name: "webhook_attempts_total",
+		Help: "Webhook delivery attempts, by endpoint (scheme and host) and result: delivered, failed, gave_up (failed, too old to retry), disabled (410 Gone) or error (the store failed)."},
+		[]string{"endpoint", "result"})
+	f(m.webhookAttempts)
 	return m
+}
+
+// WebhookAttempt counts an attempt; its labels are bounded by the
+// endpoints configured.
+func (m *Metrics) WebhookAttempt(endpoint, result string) {
+	m.webhookAttempts.WithLabelValues(endpoint, result).Inc()
 }
 
 // WatchConnections registers the open-sockets gauge, read from open

@@ -186,3 +186,7 @@ func (t *timedStore) ClaimTurn(ctx context.Context, l store.Lease, now time.Time
 	defer t.since(opClaimTurn, time.Now())
 	return t.s.ClaimTurn(ctx, l, now)
 }
+
+// Outbox is the timed store's outbox, untimed: its writes are the
+// webhook sender's, off the turn's path.
+func (t *timedStore) Outbox() store.Outbox { return store.OutboxOf(t.s) }

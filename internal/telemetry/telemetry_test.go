@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/memstore"
+	"github.com/kindkit/kindkit/webhook"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -191,5 +193,23 @@ func TestMetricsDoNotAllocate(t *testing.T) {
 		m.TurnFinished(agent.OutcomeReply)
 	}); n != 0 {
 		t.Errorf("%v allocations per turn's worth of metrics, want 0", n)
+	}
+}
+
+// Every webhook attempt is counted by endpoint and result, on /metrics.
+func TestWebhookAttempts(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := telemetry.NewMetrics(reg)
+	var _ webhook.Metrics = m
+	m.WebhookAttempt("https://hooks.example.com", webhook.ResultFailed)
+	m.WebhookAttempt("https://hooks.example.com", webhook.ResultFailed)
+	m.WebhookAttempt("https://hooks.example.com", webhook.ResultDelivered)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	fams := scrape(t, srv.URL)
+	for result, want := range map[string]float64{"failed": 2, "delivered": 1} {
+		if got := value(fams, "kindkit_webhook_attempts_total", "endpoint", "https://hooks.example.com", "result", result); got != want {
+			t.Errorf("kindkit_webhook_attempts_total{result=%q} = %v, want %v", result, got, want)
+		}
 	}
 }

@@ -22,6 +22,7 @@ type Store struct {
 	parks    map[string]*store.Park
 
 	scratch []byte // encode's, under mu
+	out     outbox // under mu
 
 	retention time.Duration
 	stop      chan struct{}
@@ -425,12 +426,18 @@ func (s *Store) SavePark(_ context.Context, p *store.Park, from *store.Lease, ms
 	var replaced string
 	if c.pending != "" && c.pending != p.ID {
 		replaced = c.pending
+		if old := s.parks[replaced]; old != nil && len(s.out.consumers) > 0 {
+			ended := *old
+			ended.State = store.ParkReplaced
+			s.resolvedLocked(&ended, p.CreatedAt)
+		}
 		delete(s.parks, c.pending)
 	}
 	cp := clonePark(p)
 	cp.Reason = store.Text(p.Reason)
 	cp.State, cp.Owed, cp.LeaseOwner, cp.LeaseUntil = store.ParkPending, false, "", time.Time{}
 	s.parks[p.ID] = cp
+	s.parkedLocked(cp)
 	c.pending = p.ID
 	s.appendLocked(c, msgs)
 	return replaced, nil
@@ -496,6 +503,7 @@ func (s *Store) takeLocked(c *conversation, p *store.Park, a store.Answer) *stor
 		c.pending = ""
 	}
 	s.appendLocked(c, a.Messages)
+	s.resolvedLocked(&taken, time.Now())
 	*p = taken
 	if a.Lease == nil {
 		// Nothing is owed: the record is dropped to return its memory.

@@ -34,6 +34,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,6 +69,9 @@ type Store struct {
 	commits *committer    // SQLite: the group commit every write goes through
 	ckpt    *checkpointer // SQLite file: the WAL checkpoints, off the write path
 	notes   *notifier     // PostgreSQL: the fan-out between processes
+
+	outbox   atomic.Pointer[[]string] // the outbox's consumers (outbox.go); nil: none
+	outboxMu sync.Mutex               // orders changes to outbox
 }
 
 var _ store.Store = (*Store)(nil)
@@ -403,10 +408,11 @@ func convKey(n int) string {
 
 // The statements that find or add a conversation's rows by its key.
 var (
-	messageSeq     = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
-	replacePending = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING id`
-	insertPark     = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, ` + convKey(3) + `)`
-	pendingPark    = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending'`
+	messageSeq         = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
+	replacePending     = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING id`
+	replacePendingPark = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING ` + parkCols
+	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, ` + convKey(3) + `)`
+	pendingPark        = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending'`
 	// owedTurn finds the conversation's parks by its key at the start of
 	// an index, as startTurn does.
 	owedTurn           = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND owed LIMIT 1`
@@ -800,7 +806,7 @@ func (s *Store) withdrawIn(ctx context.Context, ex executor, conv string, waitin
 	if a == nil {
 		return nil, errBusy
 	}
-	return s.takeIn(ctx, ex, p.ID, *a)
+	return s.takeIn(ctx, ex, p.ID, *a, s.consumers())
 }
 
 func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
@@ -889,6 +895,7 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 		return "", s.wrap("save park", err)
 	}
 	var replaced string
+	consumers := s.consumers()
 	err = s.write(ctx, true, func(tx executor) error {
 		// On PostgreSQL, lock the conversation so that concurrent saves
 		// queue up instead of both missing the other's park and then
@@ -907,14 +914,30 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 			}
 		}
 		replaced = ""
-		err := tx.QueryRowContext(ctx, replacePending,
-			p.ConversationID, string(store.ParkReplaced)).Scan(&replaced)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
+		var events []*store.OutboxEvent
+		if consumers == nil {
+			err := tx.QueryRowContext(ctx, replacePending,
+				p.ConversationID, string(store.ParkReplaced)).Scan(&replaced)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		} else {
+			old, err := scanPark(tx.QueryRowContext(ctx, replacePendingPark, p.ConversationID, string(store.ParkReplaced)))
+			switch {
+			case err == nil:
+				replaced = old.ID
+				events = resolvedEvents(old, p.CreatedAt, consumers)
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+			events = append(events, parkedEvents(p, consumers)...)
 		}
-		_, err = tx.ExecContext(ctx, insertPark,
+		_, err := tx.ExecContext(ctx, insertPark,
 			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(p.Turn), created)
 		if err != nil {
+			return err
+		}
+		if err := insertEvents(ctx, tx, events); err != nil {
 			return err
 		}
 		return s.insertAll(ctx, tx, p.ConversationID, msgs)
@@ -1002,8 +1025,9 @@ func (s *Store) OwedTurn(ctx context.Context, id string) (*store.Park, error) {
 // it or not at all.
 func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
 	var p *store.Park
-	err := s.write(ctx, len(a.Messages) > 0, func(ex executor) (err error) {
-		p, err = s.takeIn(ctx, ex, id, a)
+	consumers := s.consumers()
+	err := s.write(ctx, len(a.Messages) > 0 || consumers != nil, func(ex executor) (err error) {
+		p, err = s.takeIn(ctx, ex, id, a, consumers)
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -1015,9 +1039,10 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 	return p, true, nil
 }
 
-// takeIn moves pending park id to a.State and appends a's messages, with
-// ex; sql.ErrNoRows when the park is not pending.
-func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answer) (*store.Park, error) {
+// takeIn moves pending park id to a.State and appends a's messages, and
+// writes its ask.resolved events for consumers, with ex; sql.ErrNoRows
+// when the park is not pending.
+func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answer, consumers []string) (*store.Park, error) {
 	var turn any
 	if a.Turn != nil {
 		turn = string(a.Turn)
@@ -1042,6 +1067,11 @@ func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answ
 		WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until, outcome, record))
 	if err != nil {
 		return nil, err
+	}
+	if consumers != nil {
+		if err := insertEvents(ctx, ex, resolvedEvents(p, time.Now(), consumers)); err != nil {
+			return nil, err
+		}
 	}
 	return p, s.insertAll(ctx, ex, p.ConversationID, a.Messages)
 }

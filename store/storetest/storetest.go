@@ -61,6 +61,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"NUL", testNUL},
 		{"NoAliases", testNoAliases},
 		{"MixedKeys", testMixedKeys},
+		{"OutboxOff", testOutboxOff},
+		{"OutboxEvents", testOutboxEvents},
+		{"OutboxLease", testOutboxLease},
+		{"OutboxConcurrentLeases", testOutboxConcurrentLeases},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
