@@ -350,3 +350,126 @@ func (s versionless) SavePark(ctx context.Context, p *store.Park, from *store.Le
 	old.Turn, _ = json.Marshal(state)
 	return s.Store.SavePark(ctx, &old, from, msgs...)
 }
+
+// lunchTool is a host tool that asks a poll and orders what the Ask
+// returns, as the code of one deploy: typed with version 1's values or
+// version 2's. An Ask with a deadline answers pizza when it passes.
+func lunchTool[V any](t *testing.T, pick func(*V) string, deadline bool) agent.HostTool {
+	t.Helper()
+	tool, err := agent.NewTool("order_lunch", "Order lunch.", func(ctx context.Context, _ struct{}) (any, error) {
+		var opts []kindkit.AskOption
+		if deadline {
+			opts = append(opts, kindkit.WithDeadline(kindkit.Deadline{After: time.Minute, OnExpiry: kindkit.ExpireDefault,
+				Default: json.RawMessage(`{"choice":"pizza"}`)}))
+		}
+		v, err := kindkit.Ask[pollSpec, V](ctx, "poll", &pollSpec{Question: "Lunch?", Options: []string{"pizza", "soup"}}, "to order", opts...)
+		switch {
+		case errors.Is(err, kindkit.ErrNoResponse):
+			return "not ordered: no answer", nil
+		case err != nil:
+			return nil, err
+		}
+		return "ordered " + pick(v), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+// TestAskAcrossADeploy: a host tool's Ask is answered to the tool's
+// code of the deploy that takes the answer, so an earlier version's
+// answer reaches it only upgraded: kept and upgraded, it gets the
+// answer in its own shape, from a person or from the deadline's
+// default; kept but not upgraded, its ask ends as "kind changed" and
+// the tool hears no answer. On every store.
+func TestAskAcrossADeploy(t *testing.T) {
+	ctx := context.Background()
+	v1Tool := func(t *testing.T, deadline bool) agent.HostTool {
+		return lunchTool(t, func(v *pollV1Values) string { return v.Choice }, deadline)
+	}
+	v2Tool := func(t *testing.T, deadline bool) agent.HostTool {
+		return lunchTool(t, func(v *pollV2Values) string { return v.Pick }, deadline)
+	}
+	script := func(t *testing.T) agent.Model {
+		return scripted(t, agent.ScriptEntry{Kind: "toolCall", Name: "order_lunch", Arguments: `{}`, ID: "call-l"}, agent.ScriptEntry{Kind: "text", Text: "Noted."})
+	}
+	on := func(t *testing.T, st store.Store, clock clockwork.Clock, c *kindkit.Catalog, tool agent.HostTool) *agent.Engine {
+		t.Helper()
+		e, err := agent.NewEngine(agent.Config{Catalog: c, Store: st, Model: script(t), Tools: []agent.HostTool{tool}, Clock: clock,
+			ParkTimeout: time.Hour, LeaseTimeout: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Shutdown(ctx) })
+		return e
+	}
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, c := range []struct {
+				name     string
+				upgrades bool
+				deadline bool
+				rejoin   bool
+				want     string
+			}{
+				{name: "upgraded", upgrades: true, want: "ordered soup"},
+				{name: "not upgraded", want: "not ordered: no answer"},
+				{name: "not upgraded, rejoined", rejoin: true, want: "not ordered: no answer"},
+				{name: "default upgraded", upgrades: true, deadline: true, want: "ordered pizza"},
+				{name: "default not upgraded", deadline: true, want: "not ordered: no answer"},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					st, clock := open(t), clockwork.NewFakeClock()
+					v1 := pollKind(t, pollV1, pollV1Rules{})
+					first := on(t, st, clock, catalogOf(t, v1), v1Tool(t, c.deadline))
+					sess := conversation(t, st, "", "poll_card")
+					f := newFollower()
+					f.start(first, sess, "lunch")
+					f.next(t, agent.EventPrompt)
+					if err := first.Shutdown(ctx); err != nil {
+						t.Fatal(err)
+					}
+					p, err := st.PendingPark(ctx, "c1")
+					if err != nil {
+						t.Fatal(err)
+					}
+					var v2 kindkit.Kind = pollKind(t, pollV2, pollV2Rules{})
+					if c.upgrades {
+						v2 = pollKind(t, pollV2, upgradingV2Rules{})
+					}
+					second := on(t, st, clock, catalogOf(t, v2, v1), v2Tool(t, c.deadline))
+					g := newFollower()
+					t.Cleanup(second.Subscribe(ctx, "c1", func(ev agent.Event) { g.events <- ev }))
+					switch {
+					case c.rejoin:
+						conv, err := st.Conversation(ctx, "c1")
+						if err != nil {
+							t.Fatal(err)
+						}
+						if shown := second.Rejoin(ctx, sess, conv); shown != nil {
+							t.Errorf("Rejoin showed %d events; want none: the tool cannot take an answer of version 1", len(shown))
+						}
+					case c.deadline:
+						waitFor(t, clock, func() bool { _, err := st.PendingPark(ctx, "c1"); return err != nil }, time.Minute)
+					case c.upgrades:
+						if ok, err := second.Submit(ctx, sess, p.ID, agent.Answer{Values: json.RawMessage(`{"choice":"soup"}`)}, nil); !ok || err != nil {
+							t.Fatalf("Submit = %v, %v", ok, err)
+						}
+					default:
+						ok, err := second.Submit(ctx, sess, p.ID, agent.Answer{Values: json.RawMessage(`{"choice":"soup"}`)}, nil)
+						var ended *agent.AskEndedError
+						if ok || !errors.As(err, &ended) || ended.Via != agent.ViaKindChanged {
+							t.Fatalf("Submit = %v, %v; want the ask ended, kind changed", ok, err)
+						}
+					}
+					if r := g.next(t, agent.EventToolResult); r.Text != c.want {
+						t.Errorf("the tool said %q, want %q", r.Text, c.want)
+					}
+					g.next(t, agent.EventReply)
+					second.Wait()
+				})
+			}
+		})
+	}
+}
