@@ -32,6 +32,12 @@ type Descriptor struct {
 	// its cards wait and what expiry resolves them to, where the engine's
 	// default would. An Ask's own (WithDeadline) comes first.
 	Deadline Deadline
+	// Version is the kind's version, which NewKind sets (whatever it is
+	// given): a digest of the schema, less its wording and x- hints, and of the
+	// rules' version (VersionedRules). A card keeps the version that asked
+	// it, and an answer to it is taken as it was asked (Catalog.Version,
+	// Kind.Upgrade).
+	Version string
 }
 
 // Rules is what a kind says that its schema cannot. gen/<kind>gen names it for
@@ -89,6 +95,16 @@ type Kind interface {
 	// Fallback is the raise tool's result on a session that cannot show the
 	// card: the conversational directive with the spec and reason.
 	Fallback(spec Spec, reason string) string
+	// Upgrades tells whether the kind's rules declare an upgrade of its
+	// earlier versions' cards (Upgrader).
+	Upgrades() bool
+	// Upgrade brings a card that version from of the kind asked (its
+	// canonical spec) and its answer (values as that card sent them, null
+	// when there is none) to this version: the spec checked as a raise's
+	// would be, the values for Validate to check with it. ErrNoUpgrade
+	// when the rules declare no upgrade; any other error when they cannot
+	// upgrade this card, or upgrade it into a spec this version refuses.
+	Upgrade(from string, spec, values json.RawMessage) (Spec, json.RawMessage, error)
 }
 
 // Raise is a parsed raise: the canonical spec and the reason.
@@ -116,6 +132,11 @@ func NewKind[S, V any](d Descriptor, rules Rules[S, V]) (Kind, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kind %s: %w", d.Name, err)
 	}
+	rulesVersion := ""
+	if v, ok := rules.(VersionedRules); ok {
+		rulesVersion = v.Version()
+	}
+	d.Version = kindVersion(doc.doc, rulesVersion)
 	k := &kindImpl[S, V]{desc: d, rules: rules}
 	if k.spec, err = doc.compile("#/$defs/Spec"); err != nil {
 		return nil, fmt.Errorf("kind %s: compile Spec: %w", d.Name, err)
@@ -304,4 +325,50 @@ func (k *kindImpl[S, V]) Fallback(spec Spec, reason string) string {
 		}
 	}
 	return marshalString(FallbackDirective{Instructions: instructions, Kind: k.desc.Name, Mode: "conversational", Reason: reason, Spec: spec.JSON})
+}
+
+func (k *kindImpl[S, V]) Upgrades() bool {
+	_, ok := k.rules.(Upgrader[S, V])
+	return ok
+}
+
+func (k *kindImpl[S, V]) Upgrade(from string, spec, values json.RawMessage) (Spec, json.RawMessage, error) {
+	up, ok := k.rules.(Upgrader[S, V])
+	if !ok {
+		return Spec{}, nil, ErrNoUpgrade
+	}
+	if len(values) == 0 {
+		values = json.RawMessage("null")
+	}
+	s, v, err := up.Upgrade(from, spec, values)
+	if err != nil {
+		return Spec{}, nil, fmt.Errorf("upgrade %s from version %s: %w", k.desc.Name, from, err)
+	}
+	if s == nil {
+		return Spec{}, nil, fmt.Errorf("upgrade %s from version %s: no spec", k.desc.Name, from)
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		return Spec{}, nil, fmt.Errorf("upgrade %s from version %s: %w", k.desc.Name, from, err)
+	}
+	// The upgraded spec is the rules' own output, checked as a raise's
+	// would be: a spec this version refuses is the upgrade's bug, never
+	// a card shown or validated against.
+	tree, err := decodeAny(out)
+	if err == nil {
+		err = k.spec.Validate(tree)
+	}
+	if err == nil {
+		if errs := k.rules.CheckSpec(s); len(errs) > 0 {
+			err = &RaiseError{Errors: errs}
+		}
+	}
+	if err != nil {
+		return Spec{}, nil, fmt.Errorf("upgrade %s from version %s: the upgraded spec is not valid: %w", k.desc.Name, from, err)
+	}
+	upgraded, err := json.Marshal(v) // nil values: null
+	if err != nil {
+		return Spec{}, nil, fmt.Errorf("upgrade %s from version %s: %w", k.desc.Name, from, err)
+	}
+	return Spec{JSON: out, typed: s}, upgraded, nil
 }

@@ -85,9 +85,22 @@ func (e *Engine) expire(ctx context.Context, p *store.Park) error {
 	s := e.readState(p)
 	switch {
 	case s.Expiry != nil && s.Expiry.On == kindkit.ExpireDefault && p.Type == store.ParkInteraction:
-		values := s.Expiry.Default
-		_, err := e.resolveAck(ctx, nil, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, ViaDeadline, func(t *turn) {
-			e.answered(ctx, t.session, p.Kind, values)
+		// The default was checked, canonical, by the version that asked
+		// the card: the turn resumes with it as asked, and the hooks
+		// (and a host tool's Ask) get it as the version now has it.
+		values, now := s.Expiry.Default, s.Expiry.Default
+		card, ok, err := e.askedOf(p, s)
+		if err == nil && card.from != "" {
+			if now = card.nowOf(p.Spec, values); card.forTool {
+				values = now
+			}
+			if !ok || values == nil {
+				e.kindChanged(ctx, p, s, nil)
+				return nil
+			}
+		}
+		_, err = e.resolveAck(ctx, nil, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, ViaDeadline, func(t *turn) {
+			e.answeredAs(ctx, t.session, p, now)
 		})
 		return err
 	case s.Expiry != nil && s.Expiry.On == kindkit.ExpireEndTurn:

@@ -662,20 +662,34 @@ func (e *Engine) submit(ctx context.Context, sess *store.Session, parkID string,
 	if !ok {
 		return false, ErrKindNotHosted
 	}
+	card := asked{kind: k, current: k}
 	if spec == nil {
-		loaded, err := k.LoadSpec(p.Spec)
+		// Not raised by this process: its kind may have changed since.
+		s, err := stateOf(p)
 		if err != nil {
-			return false, fmt.Errorf("load parked spec: %w", err)
+			return false, err
 		}
-		spec = &loaded
+		if card, ok, err = e.askedOf(p, s); err != nil {
+			return false, err
+		} else if !ok {
+			e.kindChanged(ctx, p, s, nil)
+			return false, nil // the deferred late says how it ended
+		}
 	}
-	values, errs := k.Validate(spec, a.Values)
+	values, now, errs, err := card.take(p, spec, a.Values)
+	if errors.Is(err, errUpgrade) {
+		e.kindChanged(ctx, p, e.readState(p), err)
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
 	if len(errs) > 0 {
 		return false, &InvalidAnswerError{Errors: errs}
 	}
 	return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, via, func(t *turn) {
 		ack(Taken{RequestID: t.requestID, Values: values})
-		e.answered(ctx, sess, p.Kind, values)
+		e.answeredAs(ctx, sess, p, now)
 	})
 }
 
@@ -747,7 +761,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	if err != nil {
 		return nil, err
 	}
-	turn.Expiry = nil // the park's, which ends here
+	turn.Expiry, turn.KindVersion = nil, "" // the park's, which ends here
 	var actor *store.Session
 	decision := ""
 	if via == ViaCard {
@@ -1001,15 +1015,30 @@ func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Co
 		return nil
 	}
 	if p.Type == store.ParkInteraction {
-		k, ok := e.cfg.Catalog.Kind(p.Kind)
-		if !ok {
+		card, ok, err := e.askedOf(p, state)
+		if err != nil {
 			return nil
 		}
+		if !ok {
+			// Its kind changed since it was asked, and it can no longer
+			// take an answer: rather than show a card nobody can answer,
+			// its ask ends and the turn goes on.
+			e.kindChanged(ctx, p, state, nil)
+			return nil
+		}
+		k := card.current
 		if !supported(conv, k.Descriptor().Capability) {
 			if state.Asking != "" {
 				// A host tool's Ask waits for an answer the tool can take,
 				// not a directive: the card stays for a client that can
 				// show it.
+				return nil
+			}
+			if card.from != "" {
+				// The fallback would tell the model to ask in words, and
+				// submit_interaction checks those with the kind served
+				// now: the card ends, and the model may ask again.
+				e.kindChanged(ctx, p, state, nil)
 				return nil
 			}
 			spec, err := k.LoadSpec(p.Spec)

@@ -23,6 +23,10 @@ const (
 	ViaDrain    = "drain"    // its process went away with it (Drain)
 	ViaFallback = "fallback" // the conversation cannot show it: the kind's fallback answered for the person
 	ViaLost     = "lost"     // its question was held open by a process that is gone
+	// ViaKindChanged: its kind changed in a deploy after it was asked,
+	// and neither the version that asked it is kept nor does the kind
+	// upgrade its answers (Catalog.KeepEarlier, kindkit.Upgrader).
+	ViaKindChanged = "kind_changed"
 )
 
 // What raised an ask (Record.Asked).
@@ -214,8 +218,11 @@ func (e *AskEndedError) Error() string {
 	if !e.At.IsZero() {
 		msg += " at " + e.At.UTC().Format(time.RFC3339)
 	}
-	if e.Via == ViaDeadline || e.Via == ViaDrain {
+	switch e.Via {
+	case ViaDeadline, ViaDrain:
 		msg += fmt.Sprintf(" (%s)", e.Via)
+	case ViaKindChanged:
+		msg += " (kind changed)"
 	}
 	return msg
 }

@@ -55,6 +55,11 @@ type turnState struct {
 	// Expiry is the pending park's deadline policy, when it is not the
 	// plain no_response: what its deadline resolves it to.
 	Expiry *expiry `json:"expiry,omitempty"`
+	// KindVersion is the version of the kind that asked the pending
+	// card (kindkit.Descriptor.Version): its answer is taken as it was
+	// asked (askedOf). Parks of engines before it have none, and are
+	// taken with the kind served now.
+	KindVersion string `json:"kindVersion,omitempty"`
 }
 
 // stateVersion is the version of turnState this engine writes, and

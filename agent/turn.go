@@ -876,6 +876,9 @@ func (t *turn) park(p *store.Park) (bool, error) {
 	kept := t.state // what the turn resumes from
 	kept.Trace, kept.ParkedAt = "", time.Time{}
 	kept.Expiry, t.expiry = t.expiry.kept(), expiry{}
+	if k, ok := e.cfg.Catalog.Kind(p.Kind); ok && p.Type == store.ParkInteraction {
+		kept.KindVersion = k.Descriptor().Version // its answer is taken as asked, whatever a deploy changes
+	}
 	if sc := trace.SpanContextFromContext(t.spanCtx()); sc.IsValid() {
 		kept.Trace, kept.ParkedAt = traceParent(sc), time.Now()
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"go.uber.org/goleak"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agui"
 	"github.com/kindkit/kindkit/kinds"
@@ -40,6 +41,7 @@ func cardScript() []agent.ScriptEntry {
 }
 
 type setup struct {
+	catalog *kindkit.Catalog // default kinds.All
 	script  []agent.ScriptEntry
 	tools   []agent.HostTool
 	confirm func(tool string) agent.Decision
@@ -61,9 +63,11 @@ func start(t *testing.T, storeDSN string, s setup) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	catalog, err := kinds.All()
-	if err != nil {
-		t.Fatal(err)
+	catalog := s.catalog
+	if catalog == nil {
+		if catalog, err = kinds.All(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	model, err := agent.NewScripted(s.script)
 	if err != nil {
@@ -424,4 +428,59 @@ func TestThreadsByPrincipal(t *testing.T) {
 	wantSuccess(t, evs) // bob's thread is empty, with nothing open
 	evs, _ = post(t, p.url, input(thread, nil), "Authorization", token("alice"))
 	wantError(t, evs, "interrupt_open")
+}
+
+// pollKind is a poll kind whose answer is one property, named as in
+// values: version 1 names it choice, version 2 pick.
+func pollKind(t *testing.T, values string) kindkit.Kind {
+	t.Helper()
+	spec := `{"type":"object","required":["question"],"properties":{"question":{"type":"string"}}}`
+	vals := `{"type":"object","required":["` + values + `"],"additionalProperties":false,"properties":{"` + values + `":{"type":"string"}}}`
+	k, err := kindkit.NewKind[map[string]any, map[string]any](kindkit.Descriptor{Name: "poll", Capability: "poll_card", ToolName: "request_poll",
+		Schema: `{"$defs":{"Spec":` + spec + `,"Values":` + vals + `}}`, ValuesSchema: vals}, kindkit.Unimplemented[map[string]any, map[string]any]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// An interrupt raised before a deploy that changed its kind is shown by
+// the next deploy with the response schema it was asked with, when that
+// deploy keeps the version that asked it, and answered as asked.
+func TestInterruptAcrossADeploy(t *testing.T) {
+	script := []agent.ScriptEntry{{Kind: "toolCall", Name: "request_poll", Arguments: `{"question":"Lunch?"}`}, {Kind: "text", Text: "Noted."}}
+	v1 := pollKind(t, "choice")
+	first, err := kindkit.NewCatalog(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := kindkit.NewCatalog(pollKind(t, "pick"))
+	if err == nil {
+		next, err = next.KeepEarlier(v1)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqlite(t)
+	before := start(t, db, setup{catalog: first, script: script})
+	thread := uuid.NewString()
+	in := interruptOf(t, post1(t, before.url, thread))
+	after := start(t, db, setup{catalog: next, script: script})
+	evs, _ := post(t, after.url, input(thread, []map[string]any{user("hello?")}))
+	open, _ := wantError(t, evs, "interrupt_open")["metadata"].(map[string]any)["interrupts"].([]any)
+	if len(open) != 1 || open[0].(map[string]any)["id"] != in["id"] {
+		t.Fatalf("open interrupts %v, want %v", open, in["id"])
+	}
+	schema, _ := open[0].(map[string]any)["responseSchema"].(map[string]any)
+	if req, _ := schema["required"].([]any); len(req) != 1 || req[0] != "choice" {
+		t.Errorf("the next deploy shows the response schema %v, want version 1's, which asked it", schema)
+	}
+	evs, _ = post(t, after.url, input(thread, nil, resolved(in["id"].(string), `{"choice":"soup"}`)))
+	wantSuccess(t, evs)
+}
+
+func post1(t *testing.T, url, thread string) []event {
+	t.Helper()
+	evs, _ := post(t, url, input(thread, []map[string]any{user("lunch")}))
+	return evs
 }

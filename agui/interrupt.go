@@ -45,7 +45,7 @@ func (h *Handler) interruptOf(p *store.Park) interrupt {
 	}
 	in.Reason = "input_required"
 	in.Message = p.Reason
-	if k, ok := h.catalog.Kind(p.Kind); ok {
+	if k, ok := h.eng.AskedKind(p); ok { // the version that asked it, when kept across a deploy
 		in.ResponseSchema = json.RawMessage(k.Descriptor().ValuesSchema)
 	}
 	in.Metadata = map[string]any{"kind": p.Kind, "spec": json.RawMessage(p.Spec)}
