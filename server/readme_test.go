@@ -1,32 +1,20 @@
 package server_test
 
 import (
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kindkit/kindkit/internal/demo"
+	"github.com/kindkit/kindkit/internal/readmetest"
 	"github.com/kindkit/kindkit/internal/servertest"
 )
 
-// TestREADMEFrames sends the frames of the README's "Try it with any
-// WebSocket client" section, as a reader would, to the demo model, and
-// checks that what comes back is what the README says.
+// TestREADMEFrames sends the frames of docs/websocket.md's "Try it with any
+// WebSocket client" (once the README's section), as a reader would, to the
+// demo model, and checks that what comes back is what the page says.
 func TestREADMEFrames(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := string(readme)
-	start := strings.Index(section, "## Try it with any WebSocket client")
-	if start < 0 {
-		t.Fatal("the README has no 'Try it with any WebSocket client' section")
-	}
-	section = section[start:]
-	if end := strings.Index(section[3:], "\n## "); end >= 0 {
-		section = section[:end+3]
-	}
+	section := readmetest.Section(t, "../docs/websocket.md", "Try it with any WebSocket client")
 	blocks := regexp.MustCompile("(?s)```json\n(.*?)\n```").FindAllStringSubmatch(section, -1)
 	if len(blocks) != 3 {
 		t.Fatalf("%d json frames in the section, want create, message and submit", len(blocks))

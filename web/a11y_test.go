@@ -18,9 +18,9 @@ import (
 	"github.com/kindkit/kindkit/kinds"
 )
 
-// writeScreenshots makes TestAccessibility write the README's screenshots
+// writeScreenshots makes TestAccessibility write docs/chat-page.md's screenshots
 // into docs/screenshots; a plain test run writes nothing in the tree.
-var writeScreenshots = flag.Bool("screenshots", false, "write the README's screenshots to docs/screenshots")
+var writeScreenshots = flag.Bool("screenshots", false, "write docs/chat-page.md's screenshots to docs/screenshots")
 
 // axeSource is axe-core's script: $KINDKIT_TEST_AXE (scripts/axe.sh
 // installs it). Without it the test skips, except in CI, where it fails.
@@ -114,7 +114,7 @@ func (p *page) setLook(width, height int64, mobile bool, scheme string) {
 // with ended cards (answered, declined), a Markdown reply and a card
 // waiting with its errors shown, at 1280×800 and 390×844, light and dark, and again after a
 // reload, when the ended cards come from the history. With -screenshots it
-// writes the README's screenshots.
+// writes docs/chat-page.md's screenshots.
 func TestAccessibility(t *testing.T) {
 	chromium(t)
 	src := axeSource(t)

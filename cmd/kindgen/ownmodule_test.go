@@ -6,14 +6,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kindkit/kindkit/internal/readmetest"
 )
 
-// TestOwnModule follows the README's "Use kindkit in your own module" in a
-// fresh module outside the project, command by command: its sh blocks (the
-// checkout variant in place of go get -tool, which needs kindkit on the
-// module proxy, with this project as the checkout), the poll's schema and
-// rules from docs/adding-a-kind.md (their import moved to the module, as the
-// section says), and every file the section shows. Then go generate must
+// TestOwnModule follows docs/own-module.md ("Use kindkit in your own
+// module", once the README's section) in a fresh module outside the
+// project, command by command: its sh blocks (the checkout variant in place
+// of go get -tool, which needs kindkit on the module proxy, with this
+// project as the checkout), the poll's schema and rules from
+// docs/adding-a-kind.md (their import moved to the module, as the section
+// says), and every file the section shows. Then go generate must
 // change nothing, and go vet and go test pass. The section cannot rot
 // without this test failing.
 func TestOwnModule(t *testing.T) {
@@ -21,21 +24,13 @@ func TestOwnModule(t *testing.T) {
 		t.Skip("makes a module and runs the go command")
 	}
 	if module != docModule {
-		t.Skip("the README's commands name " + docModule + "; this copy is " + module)
+		t.Skip("docs/own-module.md's commands name " + docModule + "; this copy is " + module)
 	}
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Use kindkit in your own module\n")
-	if !ok {
-		t.Fatal("the README has no section Use kindkit in your own module")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := readmetest.Section(t, filepath.Join(repo, "docs", "own-module.md"), "Use kindkit in your own module")
 	shell := regexp.MustCompile("(?ms)^```sh\n(.*?)^```$").FindAllStringSubmatch(section, -1)
 	if len(shell) != 3 {
 		t.Fatalf("the section has %d sh blocks, want 3: start, the checkout variant, then", len(shell))

@@ -11,8 +11,8 @@ import (
 // TestTemplate starts a project from kindkit as a new user would: a copy of
 // the project renamed to example.com/acme/mykinds as gonew renames it (go.mod's
 // module line, every Go import, the root package's name), in a fresh git init
-// with nothing committed, and its go.mod's tool line renamed as the README
-// says. In the copy go generate changes nothing, go build
+// with nothing committed, and its go.mod's tool line renamed as
+// docs/own-module.md says. In the copy go generate changes nothing, go build
 // and go vet pass, and so do cmd/kindgen's tests: the goldens, the scaffold
 // and the walkthrough, which pastes the docs' code and runs the kinds' tests
 // and the scenarios. (The rest of the suite has nothing that depends on the
@@ -60,8 +60,8 @@ func TestTemplate(t *testing.T) {
 		runIn(t, dst, nil, "git", "init", "-q")
 	}
 	env := []string{"KINDKIT_TEMPLATE=1"}
-	// gonew renames the module line, not the tool line: the README's go mod
-	// edit does.
+	// gonew renames the module line, not the tool line: docs/own-module.md's
+	// go mod edit does.
 	runIn(t, dst, env, "go", "mod", "edit", "-droptool="+module+"/cmd/kindgen", "-tool="+renamed+"/cmd/kindgen")
 	before := generatedFiles(t, dst)
 	runIn(t, dst, env, "go", "generate", "./...")

@@ -1,7 +1,7 @@
 // Acme is kindkit in a module of its own: it requires kindkit, declares a
 // kind of its own (poll, in spec/interactions), and serves it beside
-// kindkit's built-in kinds, with a host tool that asks a poll. The
-// README's "Use kindkit in your own module" is this module's code.
+// kindkit's built-in kinds, with a host tool that asks a poll.
+// docs/own-module.md shows this module's code.
 //
 //	go run . -script script.json                      # scripted model
 //	OPENAI_API_KEY=sk-... go run . -model gpt-4o-mini # a real model

@@ -149,7 +149,9 @@ func TestBooking(t *testing.T) {
 	})
 }
 
-// The README's library snippet is this example's code, so it compiles.
+// The snippet of the README's example, and of docs/library.md, is this
+// example's code, so it compiles.
 func TestREADMESnippet(t *testing.T) {
 	readmetest.HasFunc(t, "../../README.md", "main.go", "func bookDemo(")
+	readmetest.HasFunc(t, "../../docs/library.md", "main.go", "func bookDemo(")
 }

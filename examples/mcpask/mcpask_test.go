@@ -80,7 +80,7 @@ func TestMCPAsk(t *testing.T) {
 	}
 }
 
-// The README's snippet is this example's code, so it compiles.
+// docs/mcp.md's snippet is this example's code, so it compiles.
 func TestREADMESnippet(t *testing.T) {
-	readmetest.HasFunc(t, "../../README.md", "main.go", "func bookDemo(")
+	readmetest.HasFunc(t, "../../docs/mcp.md", "main.go", "func bookDemo(")
 }

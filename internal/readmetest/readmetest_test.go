@@ -6,8 +6,8 @@ import (
 	"github.com/kindkit/kindkit/internal/readmetest"
 )
 
-// The README's "Use kindkit in your own module" shows examples/acme's files
+// docs/own-module.md ("Use kindkit in your own module") shows examples/acme's files
 // as they are; CI builds and tests that module (.ci/run).
 func TestAcme(t *testing.T) {
-	readmetest.Files(t, "../../README.md", "Use kindkit in your own module", "../../examples/acme")
+	readmetest.Files(t, "../../docs/own-module.md", "Use kindkit in your own module", "../../examples/acme")
 }

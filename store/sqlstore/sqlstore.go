@@ -98,7 +98,7 @@ const defaultReaders = 4
 //	                      sqlite::memory: is a private in-memory database;
 //	                      PATH?cache=64MiB&read_cache=2000KiB&mmap=0 are the
 //	                      defaults of the writer's page cache, each reader's,
-//	                      and the memory map of the file (the README says how
+//	                      and the memory map of the file (docs/data.md says how
 //	                      to size them for a server)
 //	postgres://…          a PostgreSQL database (postgresql:// too), in pgx's URL
 //	                      form; pool_max_conns=N sets the pool size (default
