@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,39 +26,6 @@ import (
 // The tests here run kindserver itself, on a SQLite file, and kill -9 it
 // in the middle of a turn: what the page shows of a turn that outlived its
 // process (issue 40).
-
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-)
-
-// kindserverBinary builds cmd/kindserver once for the tests here.
-func kindserverBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kindserver-web")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "kindserver")
-		if out, err := exec.Command("go", "build", "-o", binary, "../cmd/kindserver").CombinedOutput(); err != nil {
-			buildErr = &buildFailed{err, string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
-
-type buildFailed struct {
-	err error
-	out string
-}
-
-func (e *buildFailed) Error() string { return e.err.Error() + "\n" + e.out }
 
 // kindserver is a kindserver process that is killed and started again on
 // the same address and store, as a crashed server restarted by its
@@ -106,7 +72,7 @@ func (k *kindserver) url() string { return "http://" + k.addr + "/" }
 
 func (k *kindserver) start() {
 	k.t.Helper()
-	cmd := exec.Command(kindserverBinary(k.t), k.args...)
+	cmd := exec.Command(servertest.KindserverBinary(k.t, "../cmd/kindserver"), k.args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		k.t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kindkit/kindkit/internal/mcptest"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/store"
@@ -29,38 +30,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-)
-
-func kindserverBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kindserver-e2e")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "kindserver")
-		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
-		if err != nil {
-			buildErr = &buildError{err, string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+func kindserverBinary(t *testing.T) string { return servertest.KindserverBinary(t, ".") }
 
 // script is the scripted model of every test: a choices card, then a reply.
 const script = `[
