@@ -982,6 +982,17 @@ func (e *Engine) endedWithTurn(p *store.Park, s turnState, state store.ParkState
 	}
 }
 
+// PendingAsk is the ask conversation conv waits on (a card or a write
+// confirmation), nil when none: for a transport that must say what is
+// open without showing it again (Rejoin) or answering it.
+func (e *Engine) PendingAsk(ctx context.Context, conv string) (*store.Park, error) {
+	p, err := e.cfg.Store.PendingPark(ctx, conv)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return p, err
+}
+
 // Rejoin shows conversation conv's pending park to a client that joined it
 // again on session sess: it returns what to show, in order: the words the
 // turn said before its card (an EventText, when it said any), the prompt,

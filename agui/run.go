@@ -88,11 +88,7 @@ func (r *run) serve() {
 
 // pending is the thread's open interrupt, nil when none.
 func (r *run) pending() (*store.Park, error) {
-	p, err := r.h.store.PendingPark(r.ctx, r.thread.conv.ID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && p.Type == store.ParkTurn) {
-		return nil, nil
-	}
-	return p, err
+	return r.h.eng.PendingAsk(r.ctx, r.thread.conv.ID)
 }
 
 // newMessage is the text of the input's new user message: its last
