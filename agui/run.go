@@ -134,7 +134,7 @@ func (r *run) sendMessage(text string) {
 		r.internal("send the message", err)
 		return
 	}
-	r.follow(events, requestID)
+	r.follow(events, requestID, "")
 }
 
 // resume answers the open interrupt p (nil when none) with the input's
@@ -250,7 +250,7 @@ func (r *run) answer(p *store.Park, e Resume) {
 	case !ok:
 		r.fail(codeResumeUnknown, "interrupt "+p.ID+" is no longer open", nil)
 	default:
-		r.follow(events, requestID)
+		r.follow(events, requestID, p.ID)
 	}
 }
 
@@ -317,12 +317,15 @@ func (r *run) subscribe() (<-chan agent.Event, func()) {
 	return events, stop
 }
 
-// follow turns the events of turn requestID into AG-UI's until the run
-// ends. A client that goes away aborts a turn that has not parked yet,
+// follow turns the events of turn requestID's run after park after ("":
+// its first run) into AG-UI's until the run ends. What the turn said
+// before that park, relayed late from the process that raised it, is not
+// this run's: its prompt would end the run with the interrupt just
+// answered. A client that goes away aborts a turn that has not parked yet,
 // as a closed socket does on /ws; a turn that an answer resumed goes on
 // (its answer was taken, and is owed its reply), and the client's next
 // run gets the reply in its MESSAGES_SNAPSHOT.
-func (r *run) follow(events <-chan agent.Event, requestID string) {
+func (r *run) follow(events <-chan agent.Event, requestID, after string) {
 	for {
 		select {
 		case <-r.ctx.Done():
@@ -338,7 +341,7 @@ func (r *run) follow(events <-chan agent.Event, requestID string) {
 				r.fail(codeLagging, "the run's stream fell behind the turn; the turn goes on: run again for what it says", nil)
 				return
 			}
-			if ev.RequestID != requestID || !r.event(ev) {
+			if ev.RequestID != requestID || ev.After != after || !r.event(ev) {
 				continue
 			}
 			if r.broken {
