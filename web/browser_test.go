@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/cmd/kindgen/testdata/basic/want/gen/pollgen"
+	"github.com/kindkit/kindkit/internal/browsertest"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/knowledge"
@@ -39,62 +39,11 @@ var choicesScript = []agent.ScriptEntry{
 	{Kind: "text", Text: "Pro it is — thanks!"},
 }
 
-// chromium returns the browser to drive: $CHROMIUM_PATH or
-// /usr/bin/chromium (scripts/chromium.sh installs it). Without one the
-// browser tests skip, except in CI, where they fail.
-func chromium(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("CHROMIUM_PATH")
-	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := exec.LookPath(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no chromium at %s (%v): run scripts/chromium.sh", p, err)
-		}
-		t.Skipf("no chromium at %s (%v): run scripts/chromium.sh", p, err)
-	}
-	return p
-}
+// chromium returns the browser to drive (browsertest.Path).
+func chromium(t *testing.T) string { return browsertest.Path(t) }
 
-// startBrowser starts headless chromium for the test and stops it (and
-// waits for it) when the test ends.
-func startBrowser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox, // root, in a container
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1024, 800),
-		// A closed network: nothing may try to reach out.
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("no-pings", true),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancelBrowser() // closes the browser and waits for its process
-		cancelAlloc()
-	})
-	start := time.Now()
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("start chromium: %v", err)
-	}
-	t.Logf("chromium started in %v", time.Since(start).Round(time.Millisecond))
-	return ctx
-}
+// startBrowser starts headless chromium for the test (browsertest.Start).
+func startBrowser(t *testing.T) context.Context { return browsertest.Start(t) }
 
 // startServer serves /ws (a scripted model on a memory store) and the web
 // handler on a real port, and returns the page's URL.

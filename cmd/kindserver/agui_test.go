@@ -6,22 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kindkit/kindkit/internal/servertest"
 )
 
-// aguiClient is the folder scripts/agui.sh installed @ag-ui/client and
-// @ag-ui/core into. Without it the test is skipped, and under CI=true it
-// fails.
-func aguiClient(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("KINDKIT_TEST_AGUI")
-	if dir == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("KINDKIT_TEST_AGUI is not set in CI: install the AG-UI client with scripts/agui.sh")
-		}
-		t.Skip(`KINDKIT_TEST_AGUI not set; eval "$(scripts/agui.sh | tail -1)" to run the AG-UI client tests`)
-	}
-	return dir
-}
+// aguiClient is the folder scripts/agui.sh installed the AG-UI client
+// into (servertest.AGUIClient).
+func aguiClient(t *testing.T) string { return servertest.AGUIClient(t) }
 
 // confirmScript gates a server tool behind a person's confirmation.
 const confirmScript = `{

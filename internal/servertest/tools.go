@@ -2,6 +2,7 @@ package servertest
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/kindkit/kindkit/agent"
@@ -45,4 +46,19 @@ func EveryCardTurns() []agent.ScriptEntry {
 func EveryCardTools(t testing.TB) []agent.HostTool {
 	t.Helper()
 	return []agent.HostTool{BookDemo(t), agent.FixedTool(agent.Tool{Name: "delete_record", Parameters: []byte(`{"type":"object"}`)}, "deleted")}
+}
+
+// AGUIClient is the folder scripts/agui.sh installed @ag-ui/client and
+// @ag-ui/core into (KINDKIT_TEST_AGUI). Without it the test is skipped,
+// and under CI=true it fails.
+func AGUIClient(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("KINDKIT_TEST_AGUI")
+	if dir == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("KINDKIT_TEST_AGUI is not set in CI: install the AG-UI client with scripts/agui.sh")
+		}
+		t.Skip(`KINDKIT_TEST_AGUI not set; eval "$(scripts/agui.sh | tail -1)" to run the AG-UI client tests`)
+	}
+	return dir
 }
