@@ -238,7 +238,10 @@ type waiting struct {
 // find is the park id the turn waits on, of type typ; nil when it waits
 // on no such park.
 func (w *waiting) find(id string, typ store.ParkKind) *waiting {
-	for _, c := range append([]*waiting{w}, w.rest...) {
+	if w.park.ID == id && w.park.Type == typ {
+		return w
+	}
+	for _, c := range w.rest {
 		if c.park.ID == id && c.park.Type == typ {
 			return c
 		}
@@ -977,7 +980,9 @@ func (t *turn) parkOn(ps []opening) (bool, error) {
 	}
 	p := parks[0]
 	w := held[0]
-	w.rest = held[1:]
+	if len(held) > 1 {
+		w.rest = held[1:]
+	}
 	// The newest raise wins: the store drops an older park of the
 	// conversation, and its turn is let go of. An owed turn
 	// stops being owed in the same write. SavePark does not move the
@@ -1035,7 +1040,7 @@ func (t *turn) parkOn(ps []opening) (bool, error) {
 		e.metrics.ParkResolved(store.ParkReplaced)
 		e.parkTaken(p.ConversationID, id)
 	}
-	var prompt []Event
+	prompt := make([]Event, 0, 2*len(parks))
 	for _, p := range parks {
 		prompt = append(prompt, Event{Kind: EventPrompt, RequestID: t.requestID, Park: p, After: t.after})
 		if t.state.Asking == "" {
