@@ -799,6 +799,12 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 		}
 		turn.Pending = append([]store.ToolCall{call}, turn.Pending...)
 		turn.Approved = p.ToolCall.ID
+	case turn.Asking != "" && p.Group != "":
+		// One of a host tool's AskAll cards: the park's outcome keeps
+		// this answer, and the run the group's last answer resumes reads
+		// them all (gatherAnswers) before the tool runs again.
+		turn.Pending = append([]store.ToolCall{p.ToolCall}, turn.Pending...)
+		turn.Asking, turn.Live = "", "" // AskAt stays: the park's record of its place
 	case turn.Asking != "":
 		// A host tool's Ask: the tool runs again and its Ask returns this.
 		answerAsk(&turn, p.ToolCall, r.Text)

@@ -8,12 +8,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/store"
 )
 
@@ -307,4 +310,99 @@ func TestParallelAsksEndTogether(t *testing.T) {
 			}
 		})
 	}
+}
+
+// quoteTool is a host tool that asks for a plan and a term in one AskAll,
+// and returns what it was told; runs counts its runs.
+func quoteTool(runs *atomic.Int32) agent.HostTool {
+	tool, err := agent.NewTool("quote", "Quote a plan.", func(ctx context.Context, _ struct{}) (any, error) {
+		runs.Add(1)
+		plan := &kindkit.Asking[choicesgen.Spec, choicesgen.Values]{Kind: "choices", Spec: question("Plan", "Basic", "Pro"), Reason: "to quote"}
+		term := &kindkit.Asking[choicesgen.Spec, choicesgen.Values]{Kind: "choices", Spec: question("Term", "Monthly", "Yearly"), Reason: "to quote"}
+		if err := kindkit.AskAll(ctx, plan, term); err != nil {
+			return nil, err
+		}
+		said := func(q *kindkit.Asking[choicesgen.Spec, choicesgen.Values]) string {
+			if q.Err != nil {
+				return q.Err.Error()
+			}
+			return pick(q.Answer)
+		}
+		return "quoted " + said(plan) + " / " + said(term), nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return tool
+}
+
+// lastToolResult is conversation c1's newest tool result.
+func lastToolResult(t *testing.T, st store.Store) string {
+	t.Helper()
+	msgs, _, err := st.Messages(context.Background(), "c1", []store.Role{store.RoleTool}, "", 1)
+	if err != nil || len(msgs) == 0 {
+		t.Fatalf("tool results: %v, %v", msgs, err)
+	}
+	return msgs[0].Text
+}
+
+// TestAskAll: a host tool asks two questions in one AskAll. With
+// ParallelAsks both cards open at once; answered in reverse order (one
+// declined), the tool runs again once, with both answers typed, on every
+// store. Without it they open one at a time, and the tool gets the same.
+func TestAskAll(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			var runs atomic.Int32
+			s := askTurn(t, open(t), quoteTool(&runs), []string{"choice_chips", agent.ParallelAsks})
+			shown := s.f.prompts(t, 2)
+			if shown[0].Group == "" || shown[0].Group != shown[1].Group || !strings.Contains(string(shown[1].Spec), "Term") {
+				t.Fatalf("cards = %s, %s; want Plan and Term of one group", shown[0].Spec, shown[1].Spec)
+			}
+			var taken agent.Taken
+			if ok, err := s.e.Submit(ctx, s.sess, shown[1].ID, agent.Answer{Declined: true}, func(tk agent.Taken) { taken = tk }); !ok || err != nil || taken.Resumes {
+				t.Fatalf("decline of Term = %v, %v, %+v; want taken, resuming nothing", ok, err, taken)
+			}
+			s.e.Wait()
+			if n := runs.Load(); n != 1 {
+				t.Fatalf("tool runs after one answer = %d, want 1", n)
+			}
+			if ok, err := s.e.Submit(ctx, s.sess, shown[0].ID, answerOf("Pro", "Plan"), nil); !ok || err != nil {
+				t.Fatalf("Submit of Plan = %v, %v", ok, err)
+			}
+			s.f.next(t, agent.EventReply)
+			s.e.Wait()
+			if got := lastToolResult(t, s.st); got != "quoted Pro / "+kindkit.ErrDeclined.Error() {
+				t.Errorf("the tool's result = %s, want both answers", got)
+			}
+			if n := runs.Load(); n != 2 {
+				t.Errorf("tool runs = %d, want 2: one run again, once every answer was in", n)
+			}
+		})
+	}
+	t.Run("one at a time", func(t *testing.T) {
+		ctx := context.Background()
+		var runs atomic.Int32
+		s := askTurn(t, stores(t)["memory"](t), quoteTool(&runs), []string{"choice_chips"})
+		first := s.f.next(t, agent.EventPrompt).Park
+		if open, _ := s.e.PendingAsks(ctx, "c1"); len(open) != 1 || first.Group != "" || !strings.Contains(string(first.Spec), "Plan") {
+			t.Fatalf("open asks = %d, first %s; want Plan alone", len(open), first.Spec)
+		}
+		if ok, err := s.e.Submit(ctx, s.sess, first.ID, answerOf("Basic", "Plan"), nil); !ok || err != nil {
+			t.Fatalf("Submit = %v, %v", ok, err)
+		}
+		second := s.f.next(t, agent.EventPrompt).Park
+		if !strings.Contains(string(second.Spec), "Term") {
+			t.Fatalf("second card = %s, want Term", second.Spec)
+		}
+		if ok, err := s.e.Submit(ctx, s.sess, second.ID, answerOf("Yearly", "Term"), nil); !ok || err != nil {
+			t.Fatalf("Submit = %v, %v", ok, err)
+		}
+		s.f.next(t, agent.EventReply)
+		s.e.Wait()
+		if got := lastToolResult(t, s.st); got != "quoted Basic / Yearly" {
+			t.Errorf("the tool's result = %s", got)
+		}
+	})
 }

@@ -972,6 +972,12 @@ func (t *turn) parkOn(ps []opening) (bool, error) {
 		p.State = store.ParkPending
 		own := kept
 		own.Expiry = o.expiry.kept()
+		if group != "" && own.Asking != "" {
+			// One of a host tool's AskAll cards: its answer is its own
+			// outcome, read back with the others' once the last is in.
+			at := len(own.Asked[own.Asking]) + i
+			own.AskGroup, own.AskSince, own.AskAt = group, now, &at
+		}
 		if k, ok := e.cfg.Catalog.Kind(p.Kind); ok && p.Type == store.ParkInteraction {
 			own.KindVersion = k.Descriptor().Version // its answer is taken as asked, whatever a deploy changes
 		}
