@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/store"
@@ -21,12 +22,11 @@ type asker struct {
 	call store.ToolCall
 
 	mu       sync.Mutex
-	answers  []string    // the payloads of the call's earlier Asks
-	next     int         // the next earlier Ask
-	card     *store.Park // a new question, shown as a card
-	policy   expiry      // its deadline policy
-	fallback string      // a new question, asked in conversation: the directive
-	kind     string      // the new question's kind
+	answers  []string  // the payloads of the call's earlier Asks
+	next     int       // the next earlier Ask
+	cards    []opening // new questions, shown as cards (several: AskAll), with their deadline policies
+	fallback string    // a new question, asked in conversation: the directive
+	kind     string    // the new question's kind
 	spec     json.RawMessage
 	live     bool            // the new question is AskLive's
 	memo     json.RawMessage // the call's checkpoint: kept from its earlier runs, or set by this one
@@ -96,46 +96,102 @@ func Memo(ctx context.Context) json.RawMessage {
 func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool, deadline *kindkit.Deadline) (json.RawMessage, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.card != nil || a.fallback != "" {
+	if len(a.cards) > 0 || a.fallback != "" {
 		return nil, kindkit.ErrParked // one question at a time
 	}
 	if a.next < len(a.answers) {
 		a.next++
 		return payloadValues(a.answers[a.next-1])
 	}
-	k, ok := a.t.eng.cfg.Catalog.Kind(kind)
-	if !ok {
-		return nil, fmt.Errorf("ask: unknown interaction kind '%s'", kind)
-	}
-	var args map[string]any
-	if err := json.Unmarshal(spec, &args); err != nil || args == nil {
-		return nil, fmt.Errorf("ask %s: the spec must be a JSON object", kind)
-	}
-	args["reason"] = reason
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return nil, fmt.Errorf("ask %s: %w", kind, err)
-	}
-	r, err := k.ParseRaise(raw)
-	if err != nil {
-		return nil, fmt.Errorf("ask %s: %w", kind, err)
-	}
 	conv, err := a.t.conversation()
 	if err != nil {
 		return nil, fmt.Errorf("ask %s: %w", kind, err)
 	}
-	policy, err := a.t.eng.policy(k, &r.Spec, deadline)
-	if err != nil {
-		return nil, fmt.Errorf("ask %s: %w", kind, err) // refused now, never discovered at expiry
+	if _, err := a.open(conv, kindkit.AskRequest{Kind: kind, Spec: spec, Reason: reason, Options: kindkit.AskOptions{Deadline: deadline}}, true); err != nil {
+		return nil, err
 	}
-	a.kind, a.spec, a.live = kind, r.Spec.JSON, live
-	if supported(conv, k.Descriptor().Capability) {
-		a.card = &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call}
-		a.policy = policy
-	} else {
-		a.fallback = k.Fallback(r.Spec, r.Reason)
+	a.live = live
+	return nil, kindkit.ErrParked
+}
+
+// AskAll asks several questions at once (kindkit.AskAll): the answers
+// stored for them, in order, once every one is settled; else their cards
+// open, all together when the conversation declared ParallelAsks and can
+// show each (a group: the turn resumes once the last is settled), else
+// the first one left alone, as Ask would, and the others after it.
+func (a *asker) AskAll(ctx context.Context, qs []kindkit.AskRequest) ([]kindkit.AskResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.cards) > 0 || a.fallback != "" {
+		return nil, kindkit.ErrParked
+	}
+	var results []kindkit.AskResult
+	for len(results) < len(qs) && a.next < len(a.answers) {
+		a.next++
+		values, err := payloadValues(a.answers[a.next-1])
+		if err != nil && !errors.Is(err, kindkit.ErrDeclined) && !errors.Is(err, kindkit.ErrNoResponse) {
+			return nil, err
+		}
+		results = append(results, kindkit.AskResult{Values: values, Err: err})
+	}
+	if len(results) == len(qs) {
+		return results, nil
+	}
+	conv, err := a.t.conversation()
+	if err != nil {
+		return nil, fmt.Errorf("ask: %w", err)
+	}
+	rest := qs[len(results):]
+	for i, q := range rest {
+		card, err := a.open(conv, q, i == 0)
+		if err != nil {
+			a.cards, a.fallback = nil, ""
+			return nil, err
+		}
+		if !card || !supported(conv, ParallelAsks) {
+			break // one at a time: the next opens after this one's answer
+		}
 	}
 	return nil, kindkit.ErrParked
+}
+
+// open readies question q as a card of this run (card true), or, when
+// first and the conversation cannot show its kind, as the conversational
+// directive; a question after the first that cannot be a card is left for
+// a later run (card false, nothing readied).
+func (a *asker) open(conv *store.Conversation, q kindkit.AskRequest, first bool) (card bool, err error) {
+	kind := q.Kind
+	k, ok := a.t.eng.cfg.Catalog.Kind(kind)
+	if !ok {
+		return false, fmt.Errorf("ask: unknown interaction kind '%s'", kind)
+	}
+	var args map[string]any
+	if err := json.Unmarshal(q.Spec, &args); err != nil || args == nil {
+		return false, fmt.Errorf("ask %s: the spec must be a JSON object", kind)
+	}
+	args["reason"] = q.Reason
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return false, fmt.Errorf("ask %s: %w", kind, err)
+	}
+	r, err := k.ParseRaise(raw)
+	if err != nil {
+		return false, fmt.Errorf("ask %s: %w", kind, err)
+	}
+	policy, err := a.t.eng.policy(k, &r.Spec, q.Options.Deadline)
+	if err != nil {
+		return false, fmt.Errorf("ask %s: %w", kind, err) // refused now, never discovered at expiry
+	}
+	if supported(conv, k.Descriptor().Capability) {
+		a.cards = append(a.cards, opening{park: &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call},
+			spec: &r.Spec, expiry: policy})
+		return true, nil
+	}
+	if first {
+		a.kind, a.spec = kind, r.Spec.JSON
+		a.fallback = k.Fallback(r.Spec, r.Reason)
+	}
+	return false, nil
 }
 
 // payloadValues is an Ask's answer from its stored payload.
@@ -163,20 +219,25 @@ func payloadValues(payload string) (json.RawMessage, error) {
 // directive and submit_interaction of that kind will run the call again.
 // Otherwise the call is done and its Asks are forgotten.
 func (t *turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result, err error) {
+	if t.state.AskGroup != "" {
+		if err := t.gatherAnswers(call); err != nil {
+			return false, Result{}, err
+		}
+	}
 	a := &asker{t: t, call: call, answers: t.state.Asked[call.ID], memo: t.state.Memos[call.ID]}
 	r = t.runHost(ht, call, a)
-	if a.card != nil || a.fallback != "" {
+	if len(a.cards) > 0 || a.fallback != "" {
 		a.keep(&t.state)
 	}
 	switch {
-	case a.card != nil:
+	case len(a.cards) > 0:
 		t.state.Asking = call.ID
 		t.state.Live = ""
 		if a.live {
 			t.state.Live = t.eng.owner
 		}
-		t.expiry = a.policy
-		parked, err = t.park(a.card)
+		t.opening = a.cards
+		parked, err = t.parkAll()
 		return parked, Result{}, err
 	case a.fallback != "":
 		t.state.stash(a.kind, a.spec)
@@ -196,6 +257,48 @@ func (t *turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result
 	}
 	return false, r, nil
 }
+
+// gatherAnswers records in the turn's state the answers to the Asks of
+// call that a group of cards took (AskAll), in the order asked: each was
+// stored by its own take, and the last take resumed the turn, so all are
+// in the store now, whichever process took them. An Ask whose card ended
+// without an outcome reads as no_response.
+func (t *turn) gatherAnswers(call store.ToolCall) error {
+	s := &t.state
+	ended, err := t.eng.cfg.Store.EndedParks(t.ctx, t.session.ConversationID, s.AskSince, "", maxAskAll)
+	if err != nil {
+		return fmt.Errorf("ask: read the answers: %w", err)
+	}
+	answers := map[int]string{}
+	last := -1
+	for _, p := range ended {
+		ps, err := stateOf(p)
+		if p.Group != s.AskGroup || err != nil || ps.AskAt == nil {
+			continue
+		}
+		answers[*ps.AskAt] = string(p.Outcome)
+		last = max(last, *ps.AskAt)
+	}
+	base := len(s.Asked[call.ID])
+	got := slices.Clone(s.Asked[call.ID])
+	for at := base; at <= last; at++ {
+		payload, ok := answers[at]
+		if !ok {
+			payload = kindkit.NoResponse().JSON()
+		}
+		got = append(got, payload)
+	}
+	s.Asked = maps.Clone(s.Asked)
+	if s.Asked == nil {
+		s.Asked = map[string][]string{}
+	}
+	s.Asked[call.ID] = got
+	s.AskGroup, s.AskSince, s.AskAt = "", time.Time{}, nil
+	return nil
+}
+
+// maxAskAll bounds the questions of one AskAll that open together.
+const maxAskAll = 64
 
 // keep records in state the checkpoint of a run that parks: its memo, and
 // in place of the call's answers only those given after it.

@@ -123,5 +123,6 @@ func (e *Engine) endAtDeadline(ctx context.Context, p *store.Park, s turnState) 
 	}
 	if ok {
 		e.endedWithTurn(taken, s, store.ParkExpired)
+		e.endGroup(ctx, p, ViaDeadline)
 	}
 }

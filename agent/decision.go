@@ -161,7 +161,7 @@ func (e *Engine) Decide(ctx context.Context, sess *store.Session, parkID string,
 	}()
 	return e.resolveAck(context.WithValue(ctx, decidedKey{}, &d), sess, p, store.ParkResolved, r, ViaCard, func(t *turn) {
 		if ack != nil {
-			ack(Taken{RequestID: t.requestID})
+			ack(Taken{RequestID: t.requestID, Resumes: !t.notResumed})
 		}
 	})
 }

@@ -272,8 +272,10 @@ func (e *Engine) Drain(ctx context.Context) error {
 	e.mu.Unlock()
 	for _, t := range held {
 		if w := t.parked.Load(); w != nil {
-			if _, err := e.resolveAck(ctx, t.session, w.park, store.ParkExpired, e.expiredAnswer(w.park), ViaDrain, nil); err != nil {
-				e.log.Error("drain: resolve park", "interactionId", w.park.ID, "err", err)
+			for _, c := range append([]*waiting{w}, w.rest...) {
+				if _, err := e.resolveAck(ctx, t.session, c.park, store.ParkExpired, e.expiredAnswer(c.park), ViaDrain, nil); err != nil {
+					e.log.Error("drain: resolve park", "interactionId", c.park.ID, "err", err)
+				}
 			}
 		}
 	}
@@ -518,7 +520,7 @@ func (e *Engine) unpark(conv, id string) *turn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.parked[conv]
-	if t == nil || t.parkID() != id {
+	if t == nil || !t.waitsOn(id) {
 		return nil
 	}
 	delete(e.parked, conv)
@@ -621,6 +623,10 @@ func (e *InvalidAnswerError) Error() string {
 type Taken struct {
 	RequestID string
 	Values    json.RawMessage
+	// Resumes is false for an answer to one of several cards open at once
+	// (ParallelAsks) that others still wait on: it is stored, and the
+	// turn resumes from the answer that settles the last of them.
+	Resumes bool
 }
 
 // Submit answers park parkID, the pending card of sess's conversation,
@@ -655,7 +661,7 @@ func (e *Engine) submit(ctx context.Context, sess *store.Session, parkID string,
 	}
 	if a.Declined {
 		return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Declined().JSON()}, via, func(t *turn) {
-			ack(Taken{RequestID: t.requestID})
+			ack(Taken{RequestID: t.requestID, Resumes: !t.notResumed})
 		})
 	}
 	k, ok := e.cfg.Catalog.Kind(p.Kind)
@@ -688,7 +694,7 @@ func (e *Engine) submit(ctx context.Context, sess *store.Session, parkID string,
 		return false, &InvalidAnswerError{Errors: errs}
 	}
 	return e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: kindkit.Submitted(values).JSON()}, via, func(t *turn) {
-		ack(Taken{RequestID: t.requestID, Values: values})
+		ack(Taken{RequestID: t.requestID, Values: values, Resumes: !t.notResumed})
 		e.answeredAs(ctx, sess, p, now)
 	})
 }
@@ -715,18 +721,22 @@ func (e *Engine) pending(ctx context.Context, conv, id string, typ store.ParkKin
 	t := e.parked[conv]
 	e.mu.Unlock()
 	if t != nil {
-		if w := t.parked.Load(); w != nil && w.park.ID == id && w.park.Type == typ {
-			return w.park, w.spec, nil
+		if w := t.parked.Load(); w != nil {
+			if c := w.find(id, typ); c != nil {
+				return c.park, c.spec, nil
+			}
 		}
 	}
-	p, err := e.cfg.Store.PendingPark(ctx, conv)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (p.ID != id || p.Type != typ)) {
-		return nil, nil, nil
-	}
+	ps, err := e.cfg.Store.PendingParks(ctx, conv)
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, nil, nil
+	for _, p := range ps {
+		if p.ID == id && p.Type == typ {
+			return p, nil, nil
+		}
+	}
+	return nil, nil, nil
 }
 
 // resolveAck takes park p, moving it to state with its answer r, in one
@@ -736,7 +746,7 @@ func (e *Engine) pending(ctx context.Context, conv, id string, typ store.ParkKin
 // false when the park was not pending any more.
 func (e *Engine) resolveAck(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result, via string, ack func(*turn)) (bool, error) {
 	answered := time.Now()
-	t, err := e.resolve(ctx, sess, p, state, r, via)
+	t, resumes, err := e.resolve(ctx, sess, p, state, r, via)
 	if t == nil || err != nil {
 		return false, err
 	}
@@ -746,20 +756,27 @@ func (e *Engine) resolveAck(ctx context.Context, sess *store.Session, p *store.P
 	if ack != nil {
 		ack(t)
 	}
+	if !resumes {
+		t.cancel() // a park of a group that others of it still wait on
+		return true, nil
+	}
 	t.goRun(t.resumed)
 	return true, nil
 }
 
 // resolve takes p with its answer and returns the resumed turn, not yet
-// running (nil when the park was gone). The answer is the tool result
+// running (nil when the park was gone). resumes is false for a park of a
+// group that other parks of it still wait on: the store said the take
+// was not the group's last, and the turn, which t only names, resumes
+// from the last. The answer is the tool result
 // message, except in two cases where the call goes back to the front of
 // the turn's pending calls instead: an approved confirmation (r is zero),
 // marked approved, and a host tool's Ask, whose payload r is kept for the
 // Ask to return when the tool runs again.
-func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result, via string) (*turn, error) {
+func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park, state store.ParkState, r Result, via string) (t *turn, resumes bool, err error) {
 	turn, err := stateOf(p)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	turn.Expiry, turn.KindVersion = nil, "" // the park's, which ends here
 	var actor *store.Session
@@ -782,6 +799,12 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 		}
 		turn.Pending = append([]store.ToolCall{call}, turn.Pending...)
 		turn.Approved = p.ToolCall.ID
+	case turn.Asking != "" && p.Group != "":
+		// One of a host tool's AskAll cards: the park's outcome keeps
+		// this answer, and the run the group's last answer resumes reads
+		// them all (gatherAnswers) before the tool runs again.
+		turn.Pending = append([]store.ToolCall{p.ToolCall}, turn.Pending...)
+		turn.Asking, turn.Live = "", "" // AskAt stays: the park's record of its place
 	case turn.Asking != "":
 		// A host tool's Ask: the tool runs again and its Ask returns this.
 		answerAsk(&turn, p.ToolCall, r.Text)
@@ -791,23 +814,30 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	}
 	if sess == nil {
 		if sess, err = e.cfg.Store.Session(ctx, p.SessionID); err != nil {
-			return nil, fmt.Errorf("resume: load session: %w", err)
+			return nil, false, fmt.Errorf("resume: load session: %w", err)
 		}
 	}
 	l := e.lease(p.ID)
-	_, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: turn.encode(), Lease: &l,
+	taken, ok, err := e.cfg.Store.TakePark(ctx, p.ID, store.Answer{State: state, Messages: msgs, Turn: turn.encode(), Lease: &l,
 		Outcome: cardOutcome(p, state, r, decision), Record: record})
 	if err != nil || !ok {
-		return nil, err
+		return nil, false, err
 	}
 	e.parkEnded(p, turn, state)
 	e.parkTaken(p.ConversationID, p.ID)
 	old := e.unpark(p.ConversationID, p.ID)
-	t := e.newTurn(sess, turn)
+	t = e.newTurn(sess, turn)
+	if p.Group != "" && !taken.Owed {
+		t.notResumed = true
+		return t, false, nil // stored; the group's last take resumes the turn
+	}
 	t.inherit(old, msgs)
+	if p.Group != "" {
+		t.log = nil // the group's other answers were stored by other takes: read them
+	}
 	t.first, t.after = first, p.ID
 	e.hold(t, l) // after: a cancel may find it from then on
-	return t, nil
+	return t, true, nil
 }
 
 // Outcomes of parks that did not end in a kind's payload, as the park
@@ -932,7 +962,37 @@ func (e *Engine) cancelPark(ctx context.Context, p *store.Park) bool {
 	e.parkEnded(taken, s, store.ParkCancelled)
 	e.parkTaken(p.ConversationID, p.ID)
 	e.abandon(s)
+	e.endGroup(ctx, p, ViaCancel)
 	return true
+}
+
+// endGroup cancels the parks of p's group that are still pending, once p
+// ended its turn (cancelled, withdrawn, or ended at its deadline): the
+// turn will not resume, and nothing of it may still be answered.
+func (e *Engine) endGroup(ctx context.Context, p *store.Park, via string) {
+	if p.Group == "" {
+		return
+	}
+	ps, err := e.cfg.Store.PendingParks(ctx, p.ConversationID)
+	if err != nil {
+		e.log.Error("end a group's parks", "interactionId", p.ID, "err", err)
+		return
+	}
+	for _, o := range ps {
+		if o.Group != p.Group {
+			continue
+		}
+		s := e.readState(o)
+		taken, ok, err := e.cfg.Store.TakePark(ctx, o.ID, store.Answer{State: store.ParkCancelled, Outcome: outcomeCancelled,
+			Record: e.record(ctx, o, s, via, nil, "")})
+		if err != nil {
+			e.log.Error("end a group's park", "interactionId", o.ID, "err", err)
+		}
+		if ok {
+			e.parkEnded(taken, s, store.ParkCancelled)
+			e.parkTaken(o.ConversationID, o.ID)
+		}
+	}
 }
 
 // Abort ends turn requestID of conversation conv when it runs here in its
@@ -961,10 +1021,15 @@ func (e *Engine) withdrawal(ctx context.Context, p *store.Park, by *store.Sessio
 		Record: e.record(ctx, p, e.readState(p), via, by, "")}
 }
 
-// withdrawn tells what follows from park p's withdrawal, once it is
-// stored: the park ended, and its turn was cancelled.
-func (e *Engine) withdrawn(p *store.Park) {
-	e.endedWithTurn(p, e.readState(p), store.ParkCancelled)
+// withdrawn tells what follows from the withdrawal of parks ps, the
+// pending parks of one turn, once it is stored: the parks ended, and their
+// turn was cancelled.
+func (e *Engine) withdrawn(ps []*store.Park) {
+	for _, p := range ps[1:] {
+		e.parkEnded(p, e.readState(p), store.ParkCancelled)
+		e.parkTaken(p.ConversationID, p.ID)
+	}
+	e.endedWithTurn(ps[0], e.readState(ps[0]), store.ParkCancelled)
 }
 
 // endedWithTurn tells what follows when park p ended (as state) and its
@@ -983,7 +1048,8 @@ func (e *Engine) endedWithTurn(p *store.Park, s turnState, state store.ParkState
 }
 
 // PendingAsk is the ask conversation conv waits on (a card or a write
-// confirmation), nil when none: for a transport that must say what is
+// confirmation), nil when none; when several are open (ParallelAsks), the
+// first: for a transport that shows one at a time and must say what is
 // open without showing it again (Rejoin) or answering it.
 func (e *Engine) PendingAsk(ctx context.Context, conv string) (*store.Park, error) {
 	p, err := e.cfg.Store.PendingPark(ctx, conv)
@@ -993,82 +1059,53 @@ func (e *Engine) PendingAsk(ctx context.Context, conv string) (*store.Park, erro
 	return p, err
 }
 
+// PendingAsks are all the asks conversation conv waits on, the first
+// opened first: one, or the cards a model step opened together
+// (ParallelAsks), each answered on its own. None when nothing waits.
+func (e *Engine) PendingAsks(ctx context.Context, conv string) ([]*store.Park, error) {
+	return e.cfg.Store.PendingParks(ctx, conv)
+}
+
 // Rejoin shows conversation conv's pending park to a client that joined it
 // again on session sess: it returns what to show, in order: the words the
 // turn said before its card (an EventText, when it said any), the prompt,
 // and a confirmation's call (whose arguments are what is to be
-// approved). It holds
+// approved); when conv declared ParallelAsks, every pending park's prompt
+// (and call), the first opened first, else the first's alone. It holds
 // the parked turn while someone here subscribes to conv, so an answer
 // needs no read. A kind's card that conv cannot show (its capability is
 // not declared) is answered with the kind's conversational fallback
 // instead, and the turn runs on; nil then, and when no park is pending.
 func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Conversation) []Event {
-	p, err := e.cfg.Store.PendingPark(ctx, conv.ID)
+	ps, err := e.cfg.Store.PendingParks(ctx, conv.ID)
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			e.log.Error("load pending park", "err", err)
-		}
+		e.log.Error("load pending park", "err", err)
 		return nil
 	}
-	state, err := stateOf(p)
-	if err != nil {
-		e.log.Error("read parked turn", "err", err)
+	if len(ps) == 0 {
 		return nil
 	}
-	if e.lostLive(state) {
-		// Its question was held open by a process that is gone: nobody
-		// can take an answer to it, so rather than show the card the
-		// turn goes on, and the tool's next run tells the model.
-		e.log.Info("park's question was lost with its process", "interactionId", p.ID)
-		if _, err := e.resolveAck(ctx, sess, p, store.ParkExpired, Result{Text: lostAnswer}, ViaLost, nil); err != nil {
-			e.log.Error("resolve a lost question", "interactionId", p.ID, "err", err)
-		}
-		return nil
+	if !supported(conv, ParallelAsks) {
+		ps = ps[:1]
 	}
-	if p.Type == store.ParkInteraction {
-		card, ok, err := e.askedOf(p, state)
-		if err != nil {
-			return nil
+	var held []*waiting
+	var state turnState
+	for _, p := range ps {
+		s, ok := e.rejoinable(ctx, sess, conv, p)
+		if ok {
+			held = append(held, &waiting{park: p})
+			state = s
 		}
-		if !ok {
-			// Its kind changed since it was asked, and it can no longer
-			// take an answer: rather than show a card nobody can answer,
-			// its ask ends and the turn goes on.
-			e.kindChanged(ctx, p, state, nil)
-			return nil
-		}
-		k := card.current
-		if !supported(conv, k.Descriptor().Capability) {
-			if state.Asking != "" {
-				// A host tool's Ask waits for an answer the tool can take,
-				// not a directive: the card stays for a client that can
-				// show it.
-				return nil
-			}
-			if card.from != "" {
-				// The fallback would tell the model to ask in words, and
-				// submit_interaction checks those with the kind served
-				// now: the card ends, and the model may ask again.
-				e.kindChanged(ctx, p, state, nil)
-				return nil
-			}
-			spec, err := k.LoadSpec(p.Spec)
-			if err != nil {
-				e.log.Error("load parked spec", "interactionId", p.ID, "err", err)
-				return nil
-			}
-			state.stash(p.Kind, p.Spec)
-			p.Turn = state.encode()
-			if _, err := e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, ViaFallback, nil); err != nil {
-				e.log.Error("answer park with its fallback", "interactionId", p.ID, "err", err)
-			}
-			return nil
-		}
+	}
+	if len(held) == 0 {
+		return nil
 	}
 	e.mu.Lock()
-	if held := e.parked[conv.ID]; held == nil || held.parkID() != p.ID {
+	if t := e.parked[conv.ID]; t == nil || !t.waitsOn(held[0].park.ID) {
 		t := e.newTurn(sess, state)
-		t.parked.Store(&waiting{park: p})
+		w := held[0]
+		w.rest = held[1:]
+		t.parked.Store(w)
 		t.shown = true // by the caller, with the prompt returned
 		t.cancel()     // a parked turn runs nothing
 		e.parked[conv.ID] = t
@@ -1078,11 +1115,77 @@ func (e *Engine) Rejoin(ctx context.Context, sess *store.Session, conv *store.Co
 	if state.Text != "" {
 		shown = append(shown, Event{Kind: EventText, RequestID: state.RequestID, Text: state.Text})
 	}
-	shown = append(shown, Event{Kind: EventPrompt, RequestID: state.RequestID, Park: p})
-	if p.Type == store.ParkConfirmation {
-		shown = append(shown, Event{Kind: EventToolCall, RequestID: state.RequestID, Call: p.ToolCall})
+	for _, w := range held {
+		p := w.park
+		shown = append(shown, Event{Kind: EventPrompt, RequestID: state.RequestID, Park: p})
+		if p.Type == store.ParkConfirmation {
+			shown = append(shown, Event{Kind: EventToolCall, RequestID: state.RequestID, Call: p.ToolCall})
+		}
 	}
 	return shown
+}
+
+// rejoinable tells whether pending park p is to be shown again, with its
+// turn's state; a park that cannot be (its question was lost, its kind
+// changed, conv cannot show its card) is ended or answered here instead.
+func (e *Engine) rejoinable(ctx context.Context, sess *store.Session, conv *store.Conversation, p *store.Park) (turnState, bool) {
+	state, err := stateOf(p)
+	if err != nil {
+		e.log.Error("read parked turn", "err", err)
+		return state, false
+	}
+	if e.lostLive(state) {
+		// Its question was held open by a process that is gone: nobody
+		// can take an answer to it, so rather than show the card the
+		// turn goes on, and the tool's next run tells the model.
+		e.log.Info("park's question was lost with its process", "interactionId", p.ID)
+		if _, err := e.resolveAck(ctx, sess, p, store.ParkExpired, Result{Text: lostAnswer}, ViaLost, nil); err != nil {
+			e.log.Error("resolve a lost question", "interactionId", p.ID, "err", err)
+		}
+		return state, false
+	}
+	if p.Type != store.ParkInteraction {
+		return state, true
+	}
+	card, ok, err := e.askedOf(p, state)
+	if err != nil {
+		return state, false
+	}
+	if !ok {
+		// Its kind changed since it was asked, and it can no longer
+		// take an answer: rather than show a card nobody can answer,
+		// its ask ends and the turn goes on.
+		e.kindChanged(ctx, p, state, nil)
+		return state, false
+	}
+	k := card.current
+	if supported(conv, k.Descriptor().Capability) {
+		return state, true
+	}
+	if state.Asking != "" {
+		// A host tool's Ask waits for an answer the tool can take,
+		// not a directive: the card stays for a client that can
+		// show it.
+		return state, false
+	}
+	if card.from != "" {
+		// The fallback would tell the model to ask in words, and
+		// submit_interaction checks those with the kind served
+		// now: the card ends, and the model may ask again.
+		e.kindChanged(ctx, p, state, nil)
+		return state, false
+	}
+	spec, err := k.LoadSpec(p.Spec)
+	if err != nil {
+		e.log.Error("load parked spec", "interactionId", p.ID, "err", err)
+		return state, false
+	}
+	state.stash(p.Kind, p.Spec)
+	p.Turn = state.encode()
+	if _, err := e.resolveAck(ctx, sess, p, store.ParkResolved, Result{Text: k.Fallback(spec, p.Reason)}, ViaFallback, nil); err != nil {
+		e.log.Error("answer park with its fallback", "interactionId", p.ID, "err", err)
+	}
+	return state, false
 }
 
 // lostAnswer is the answer of a park whose question was lost with the

@@ -25,6 +25,16 @@ type ScriptEntry struct {
 	// DelayMs makes the entry wait this many milliseconds before it
 	// answers (a slow model); a cancelled context ends the wait early.
 	DelayMs int `json:"delayMs,omitempty"`
+	// Calls are more tool calls of a toolCall's response, after its own
+	// (kindkit's addition to the format: a step with several calls).
+	Calls []ScriptCall `json:"calls,omitempty"`
+}
+
+// ScriptCall is one more tool call of a scripted response.
+type ScriptCall struct {
+	ID        string `json:"id,omitempty"` // call-2, call-3… when empty
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // Scripted replays a script, one entry per model call. Its position is kept
@@ -51,8 +61,19 @@ func NewScripted(script []ScriptEntry) (*Scripted, error) {
 			if e.ID == "" {
 				script[i].ID = "call-1"
 			}
+			for j, c := range e.Calls {
+				if c.Name == "" {
+					return nil, fmt.Errorf("script entry %d: call %d needs a name", i, j+2)
+				}
+				if c.ID == "" {
+					script[i].Calls[j].ID = fmt.Sprintf("call-%d", j+2)
+				}
+			}
 		default:
 			return nil, fmt.Errorf("script entry %d: unknown kind %q (want text or toolCall)", i, e.Kind)
+		}
+		if e.Kind != "toolCall" && len(e.Calls) > 0 {
+			return nil, fmt.Errorf("script entry %d: calls on a %s entry (want toolCall)", i, e.Kind)
 		}
 	}
 	return &Scripted{Script: script}, nil
@@ -82,6 +103,9 @@ func (s *Scripted) Respond(ctx context.Context, req ModelRequest, onText func(st
 	}
 	if e.Kind == "toolCall" {
 		resp.ToolCalls = []store.ToolCall{{ID: e.ID, Name: e.Name, Arguments: e.Arguments}}
+		for _, c := range e.Calls {
+			resp.ToolCalls = append(resp.ToolCalls, store.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
 	}
 	return resp, nil
 }

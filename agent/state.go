@@ -39,6 +39,14 @@ type turnState struct {
 	Memos map[string]json.RawMessage `json:"memos,omitempty"`
 	// Asking is the host tool call whose Ask the pending park answers.
 	Asking string `json:"asking,omitempty"`
+	// AskGroup, when set, is the group of cards that the Asking call's
+	// AskAll opened together (store.Park.Group), saved from AskSince on;
+	// AskAt is this park's question's place among the call's Asks. The
+	// run the last answer resumes reads every answer of the group from
+	// the store before the call runs again (gatherAnswers).
+	AskGroup string    `json:"askGroup,omitempty"`
+	AskSince time.Time `json:"askSince,omitzero"`
+	AskAt    *int      `json:"askAt,omitempty"`
 	// Live, when set, names the engine that holds the Asking call's
 	// question open (AskLive): no other process can take its answer to
 	// it.

@@ -52,6 +52,9 @@ type turn struct {
 	after string // the park this run of the turn resumed from; "" in its first run
 
 	answeredAt time.Time // when the answer this run resumes with came; zero when none
+	// notResumed: this names the turn of an answer that was stored but
+	// resumes nothing, one of a group's parks that others still wait on.
+	notResumed bool
 
 	// streamed is what the model call under way has said so far, for the
 	// record of a turn that ends before its reply (endedMessage); touched
@@ -72,6 +75,9 @@ type turn struct {
 
 	raised *kindkit.Spec // the spec of the raise that parks, for waiting
 	expiry expiry        // the deadline policy of the ask that parks; zero: the engine's default
+	// opening are the raises of the model step that wait to be opened
+	// together with the next one (ParallelAsks): they park as one group.
+	opening []opening
 
 	// held is the model step whose tool calls run now, not stored yet:
 	// the first call's write takes it along (its result's, or its park's),
@@ -134,8 +140,11 @@ func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack f
 	waiting := func(p *store.Park) *store.Answer {
 		via := ViaWithdraw
 		if p.SessionID == sess.ID {
-			if p.ID != m.Withdraw {
-				return nil // the sender's own card: answer it, or withdraw it by name
+			if p.ID != m.Withdraw && (m.Withdraw == "" || p.Group == "") {
+				// The sender's own card: answer it, or withdraw it by
+				// name; naming one card of a group withdraws the group
+				// (its turn ends).
+				return nil
 			}
 			via = ViaWords
 		}
@@ -149,7 +158,7 @@ func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack f
 		t.cancel()
 		return cmp.Or(err, ErrTurnInProgress)
 	}
-	if withdrawn != nil {
+	if len(withdrawn) > 0 {
 		e.withdrawn(withdrawn)
 	}
 	if m.Made != nil {
@@ -202,7 +211,14 @@ func (e *Engine) newTurn(sess *store.Session, state turnState) *turn {
 	return &turn{eng: e, session: sess, requestID: state.RequestID, ctx: ctx, cancel: cancel, state: state, ended: make(chan struct{})}
 }
 
-// parkID is the park the turn waits on, "" while it runs.
+// waitsOn tells whether the turn is parked on park id (one of a group's
+// too).
+func (t *turn) waitsOn(id string) bool {
+	w := t.parked.Load()
+	return w != nil && (w.find(id, store.ParkInteraction) != nil || w.find(id, store.ParkConfirmation) != nil)
+}
+
+// parkID is the park the turn waits on (a group's first), "" while it runs.
 func (t *turn) parkID() string {
 	if w := t.parked.Load(); w != nil {
 		return w.park.ID
@@ -211,11 +227,42 @@ func (t *turn) parkID() string {
 }
 
 // waiting is what a parked turn waits on: its park, as it was saved, and
-// the spec its raise checked (nil when it has none at hand).
+// the spec its raise checked (nil when it has none at hand); for the parks
+// of a group, the first, and the others in rest.
 type waiting struct {
 	park *store.Park
 	spec *kindkit.Spec
+	rest []*waiting
 }
+
+// find is the park id the turn waits on, of type typ; nil when it waits
+// on no such park.
+func (w *waiting) find(id string, typ store.ParkKind) *waiting {
+	if w.park.ID == id && w.park.Type == typ {
+		return w
+	}
+	for _, c := range w.rest {
+		if c.park.ID == id && c.park.Type == typ {
+			return c
+		}
+	}
+	return nil
+}
+
+// opening is a park to be saved, with the spec and the deadline policy
+// its raise checked.
+type opening struct {
+	park   *store.Park
+	spec   *kindkit.Spec
+	expiry expiry
+}
+
+// ParallelAsks is the capability (a value of a conversation's supports)
+// under which the raise calls of one model step open their cards all at
+// once, each answered on its own in any order, and the turn resumes once
+// the last is settled. Without it they open one at a time, each after the
+// previous one's answer.
+const ParallelAsks = "kindkit.parallel_asks"
 
 func (t *turn) userMessage(text string) *store.Message {
 	return &store.Message{ID: store.NewID(), ConversationID: t.session.ConversationID, Role: store.RoleUser,
@@ -514,6 +561,9 @@ func (t *turn) run() {
 			call := t.state.Pending[0]
 			t.state.Pending = t.state.Pending[1:]
 			parked, err := t.runTool(call)
+			if err == nil && !parked && len(t.opening) > 0 && !t.raiseNext() {
+				parked, err = t.parkAll()
+			}
 			if err != nil {
 				t.fail(err)
 				return
@@ -844,15 +894,38 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
 	}
-	t.raised = &r.Spec
-	if t.expiry, err = t.eng.policy(k, &r.Spec, nil); err != nil {
+	policy, err := t.eng.policy(k, &r.Spec, nil)
+	if err != nil {
 		// The kind's own default is not an answer to this spec: its
 		// author's bug, which the model is told and the log keeps.
 		t.eng.log.Error("a kind's deadline", "kind", d.Name, "err", err)
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, Result{Text: err.Error(), IsError: true})
 	}
-	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
+	t.opening = append(t.opening, opening{park: &store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call},
+		spec: &r.Spec, expiry: policy})
+	if supported(conv, ParallelAsks) && t.raiseNext() {
+		return false, nil // opened with the next raise of the step
+	}
+	return t.parkAll()
+}
+
+// raiseNext tells whether the next call of the step is a raise, which
+// opens its card together with the ones waiting to be opened.
+func (t *turn) raiseNext() bool {
+	if len(t.state.Pending) == 0 {
+		return false
+	}
+	_, ok := t.eng.cfg.Catalog.ByTool(t.state.Pending[0].Name)
+	return ok
+}
+
+// parkAll parks the turn on the cards waiting to be opened: one park, or
+// the group of a step's raises, saved together.
+func (t *turn) parkAll() (bool, error) {
+	ps := t.opening
+	t.opening = nil
+	return t.parkOn(ps)
 }
 
 // park stores the turn as a park, with the held model step that raised it
@@ -860,29 +933,62 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 // and the deferred call chunk. The turn's goroutine ends; a submit, a
 // confirmation, the deadline or a drain resumes it from the store.
 func (t *turn) park(p *store.Park) (bool, error) {
+	o := opening{park: p, spec: t.raised, expiry: t.expiry}
+	t.raised, t.expiry = nil, expiry{}
+	return t.parkOn([]opening{o})
+}
+
+// parkOn is park for the parks ps, saved in one write: a model step's
+// raises open together as a group, whose turn resumes once, when the last
+// of them is settled (store.Park.Group). Each park keeps the turn's state
+// with its own deadline policy and kind version.
+func (t *turn) parkOn(ps []opening) (bool, error) {
 	e := t.eng
-	spec := t.raised
-	t.raised = nil
 	st := e.cfg.Store
-	if p.ID == "" {
-		p.ID = store.NewID()
+	now := e.clock.Now().UTC()
+	group := ""
+	if len(ps) > 1 {
+		group = store.NewID()
 	}
-	p.ConversationID = t.session.ConversationID
-	p.SessionID = t.session.ID
-	p.CreatedAt = e.clock.Now().UTC()
-	wait := cmp.Or(t.expiry.After, e.cfg.ParkTimeout)
-	p.Deadline = p.CreatedAt.Add(wait)
-	p.State = store.ParkPending
 	kept := t.state // what the turn resumes from
 	kept.Trace, kept.ParkedAt = "", time.Time{}
-	kept.Expiry, t.expiry = t.expiry.kept(), expiry{}
-	if k, ok := e.cfg.Catalog.Kind(p.Kind); ok && p.Type == store.ParkInteraction {
-		kept.KindVersion = k.Descriptor().Version // its answer is taken as asked, whatever a deploy changes
-	}
 	if sc := trace.SpanContextFromContext(t.spanCtx()); sc.IsValid() {
 		kept.Trace, kept.ParkedAt = traceParent(sc), time.Now()
 	}
-	p.Turn = kept.encode()
+	parks := make([]*store.Park, len(ps))
+	held := make([]*waiting, len(ps))
+	for i, o := range ps {
+		p := o.park
+		if p.ID == "" {
+			p.ID = store.NewID()
+		}
+		p.ConversationID = t.session.ConversationID
+		p.SessionID = t.session.ID
+		p.Group = group
+		// A nanosecond apart, so the stores list a group's parks in
+		// their calls' order.
+		p.CreatedAt = now.Add(time.Duration(i))
+		p.Deadline = p.CreatedAt.Add(cmp.Or(o.expiry.After, e.cfg.ParkTimeout))
+		p.State = store.ParkPending
+		own := kept
+		own.Expiry = o.expiry.kept()
+		if group != "" && own.Asking != "" {
+			// One of a host tool's AskAll cards: its answer is its own
+			// outcome, read back with the others' once the last is in.
+			at := len(own.Asked[own.Asking]) + i
+			own.AskGroup, own.AskSince, own.AskAt = group, now, &at
+		}
+		if k, ok := e.cfg.Catalog.Kind(p.Kind); ok && p.Type == store.ParkInteraction {
+			own.KindVersion = k.Descriptor().Version // its answer is taken as asked, whatever a deploy changes
+		}
+		p.Turn = own.encode()
+		parks[i], held[i] = p, &waiting{park: p, spec: o.spec}
+	}
+	p := parks[0]
+	w := held[0]
+	if len(held) > 1 {
+		w.rest = held[1:]
+	}
 	// The newest raise wins: the store drops an older park of the
 	// conversation, and its turn is let go of. An owed turn
 	// stops being owed in the same write. SavePark does not move the
@@ -908,33 +1014,46 @@ func (t *turn) park(p *store.Park) (bool, error) {
 	if logBytes(t.log) > heldLogBytes {
 		t.log = nil
 	}
-	t.parked.Store(&waiting{p, spec})
+	t.parked.Store(w)
 	e.mu.Lock()
 	e.parked[p.ConversationID] = t
 	e.mu.Unlock()
-	var replaced string
-	owed, err := t.underLease(true, func(l store.Lease) (err error) {
-		replaced, err = st.SavePark(t.ctx, p, &l, msgs...)
+	var replaced []string
+	save := func(from *store.Lease) (err error) {
+		if len(parks) > 1 {
+			replaced, err = st.SaveParks(t.ctx, parks, from, msgs...)
+			return err
+		}
+		one, err := st.SavePark(t.ctx, p, from, msgs...)
+		if one != "" {
+			replaced = []string{one}
+		}
 		return err
-	})
+	}
+	owed, err := t.underLease(true, func(l store.Lease) error { return save(&l) })
 	if !owed {
-		replaced, err = st.SavePark(t.ctx, p, nil, msgs...)
+		err = save(nil)
 	}
 	if err != nil {
 		e.unpark(p.ConversationID, p.ID)
 		t.parked.Store(nil)
 		return false, err
 	}
-	e.metrics.Parked()
-	if replaced != "" {
-		e.metrics.ParkResolved(store.ParkReplaced)
-		e.parkTaken(p.ConversationID, replaced)
+	for range parks {
+		e.metrics.Parked()
 	}
-	prompt := []Event{{Kind: EventPrompt, RequestID: t.requestID, Park: p, After: t.after}}
-	if t.state.Asking == "" {
-		// A raise's or a gated call's chunk comes after its prompt; a host
-		// tool's that asks went out before it ran.
-		prompt = append(prompt, Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall, After: t.after})
+	for _, id := range replaced {
+		e.metrics.ParkResolved(store.ParkReplaced)
+		e.parkTaken(p.ConversationID, id)
+	}
+	prompt := make([]Event, 0, 2*len(parks))
+	for _, p := range parks {
+		prompt = append(prompt, Event{Kind: EventPrompt, RequestID: t.requestID, Park: p, After: t.after})
+		if t.state.Asking == "" {
+			// A raise's or a gated call's chunk comes after its prompt; a host
+			// tool's that asks went out before it ran.
+			prompt = append(prompt, Event{Kind: EventToolCall, RequestID: t.requestID, Call: p.ToolCall, After: t.after})
+		}
 	}
 	e.mu.Lock()
 	draining := e.draining && !e.cfg.KeepParksOnDrain
@@ -944,21 +1063,28 @@ func (t *turn) park(p *store.Park) (bool, error) {
 		// the card, and the turn goes on without it.
 		e.unpark(p.ConversationID, p.ID)
 		t.parked.Store(nil)
-		taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired,
-			Record: e.record(t.ctx, p, kept, ViaDrain, nil, "")})
-		if err != nil || !ok {
-			return true, err
+		for _, p := range parks {
+			taken, ok, err := st.TakePark(t.ctx, p.ID, store.Answer{State: store.ParkExpired, Outcome: outcomeExpired,
+				Record: e.record(t.ctx, p, kept, ViaDrain, nil, "")})
+			if err != nil || !ok {
+				return true, err
+			}
+			e.parkEnded(taken, kept, store.ParkExpired)
+			t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
+			if err := t.answer(p.ToolCall, e.expiredAnswer(taken)); err != nil {
+				return false, err
+			}
 		}
-		e.parkEnded(taken, kept, store.ParkExpired)
-		t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
-		return false, t.answer(p.ToolCall, e.expiredAnswer(taken))
+		return false, nil
 	}
 	if !t.showPrompt(prompt) {
-		// Cancelled while parking: the park must not outlive the turn.
+		// Cancelled while parking: the parks must not outlive the turn.
 		e.unpark(p.ConversationID, p.ID)
-		if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled,
-			Record: e.record(t.ctx, p, kept, ViaCancel, nil, "")}); ok {
-			e.parkEnded(p, kept, store.ParkCancelled)
+		for _, p := range parks {
+			if _, ok, _ := st.TakePark(context.Background(), p.ID, store.Answer{State: store.ParkCancelled,
+				Record: e.record(t.ctx, p, kept, ViaCancel, nil, "")}); ok {
+				e.parkEnded(p, kept, store.ParkCancelled)
+			}
 		}
 		return true, nil
 	}

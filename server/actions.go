@@ -141,26 +141,38 @@ func (c *conn) createSession(ctx context.Context, f *frame, supports []string) {
 	// from then on is missed; heard only after the ack and the card.
 	c.watch(conv.ID)
 	c.send(immediate(f.RequestID, 200, "Session created", sessionData(sess)))
-	var shown *agent.Event
+	var shown []*store.Park
+	requestID := ""
 	if _, busy := c.followed(); !created && !busy {
 		if supports != nil {
 			conv.Supports = supports
 		}
 		if again := c.srv.engine.Rejoin(ctx, sess, conv); len(again) > 0 {
 			var frames []event
-			for i, ev := range again {
+			var queued []string // a group's cards after the first, for who sees one at a time
+			for _, ev := range again {
 				switch {
+				case ev.Kind == agent.EventPrompt && len(shown) > 0 && !c.asked(extParallelAsks):
+					queued = append(queued, ev.Park.ToolCall.ID)
+					continue
+				case ev.Kind == agent.EventToolCall && slices.Contains(queued, ev.Call.ID):
+					continue
 				case ev.Kind == agent.EventPrompt:
-					shown = &again[i]
+					shown, requestID = append(shown, ev.Park), ev.RequestID
 				case ev.Kind == agent.EventText && !c.asked(extTurnCatchUp):
 					continue // the words before the card only to who asked
 				}
 				frames = append(frames, c.frameFor(ev))
 			}
-			c.follow(&following{conv: conv.ID, requestID: shown.RequestID, session: sess.ID, park: shown.Park}, frames...)
+			if len(queued) > 0 {
+				c.mu.Lock()
+				c.groupShown, c.queuedCalls = shown[0].Group, queued
+				c.mu.Unlock()
+			}
+			c.follow(&following{conv: conv.ID, requestID: requestID, session: sess.ID, park: shown[0], others: shown[1:]}, frames...)
 		}
 	}
-	c.openWatch(conv.ID, shown)
+	c.openWatch(conv.ID, requestID, shown)
 }
 
 // findConversation loads the conversation a client's id names, in any of
@@ -327,7 +339,7 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	if p := c.heldPark(sess, f.InteractionID); p != nil && c.submitTo(ctx, f, sess, p, true) {
 		return
 	}
-	p, err := s.store.PendingPark(ctx, sess.ConversationID)
+	p, err := c.pendingCard(ctx, sess.ConversationID, f.InteractionID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && p.Type != store.ParkInteraction) {
 		ended, err := s.engine.Ended(ctx, sess.ConversationID, f.InteractionID)
 		if err != nil {
@@ -343,14 +355,33 @@ func (c *conn) submitInteraction(ctx context.Context, f *frame) {
 	c.submitTo(ctx, f, sess, p, false)
 }
 
+// pendingCard is conversation conv's open ask named id, or, when none is
+// so named, its first open ask (which the mismatch is told against);
+// store.ErrNotFound when none is open.
+func (c *conn) pendingCard(ctx context.Context, conv, id string) (*store.Park, error) {
+	ps, err := c.srv.engine.PendingAsks(ctx, conv)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, store.ErrNotFound
+	}
+	for _, p := range ps {
+		if p.ID == id {
+			return p, nil
+		}
+	}
+	return ps[0], nil
+}
+
 // heldPark is the interaction park id of sess's conversation that this
 // connection's turn waits on; nil when it waits on none.
 func (c *conn) heldPark(sess *store.Session, id string) *store.Park {
 	t, ok := c.followed()
-	if !ok || t.park == nil {
+	if !ok {
 		return nil
 	}
-	if p := t.park; p.ID == id && p.Type == store.ParkInteraction && p.ConversationID == sess.ConversationID {
+	if p := t.waitsOn(id); p != nil && p.Type == store.ParkInteraction && p.ConversationID == sess.ConversationID {
 		return p
 	}
 	return nil
@@ -385,13 +416,26 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 	// The engine takes the answer exactly once, in one write, then this
 	// queues the ack, so it is on the wire before any frame of the resumed
 	// stream, and an acknowledged answer is never lost.
+	waitsOnOthers, requestID := false, ""
 	ok, err := s.engine.Submit(ctx, sess, p.ID, agent.Answer{Values: f.Values, Declined: f.Declined}, func(taken agent.Taken) {
 		ack := submitAck{Declined: f.Declined, InteractionID: p.ID, SessionID: sess.ID}
 		if !f.Declined {
 			ack.Kind, ack.Values = p.Kind, taken.Values
 		}
-		c.follow(&following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}, immediate(f.RequestID, 200, message, ack))
+		frame := immediate(f.RequestID, 200, message, ack)
+		requestID = taken.RequestID
+		if !taken.Resumes {
+			// One of the cards a step opened together: the turn waits on
+			// the others still.
+			waitsOnOthers = true
+			c.answeredOne(p.ID, frame)
+			return
+		}
+		c.follow(&following{conv: sess.ConversationID, requestID: taken.RequestID, session: sess.ID}, frame)
 	})
+	if ok && err == nil && waitsOnOthers && !c.asked(extParallelAsks) {
+		c.nextCard(ctx, sess, p, requestID)
+	}
 	var invalid *agent.InvalidAnswerError
 	var ended *agent.AskEndedError
 	switch {
@@ -418,7 +462,45 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 // one parked on park id.
 func (c *conn) busyWithOther(parkID string) bool {
 	t, ok := c.followed()
-	return ok && (t.park == nil || t.park.ID != parkID)
+	return ok && t.waitsOn(parkID) == nil
+}
+
+// answeredOne queues the ack of an answer to park id, one of several cards
+// open at once that others still wait on: a socket that followed its turn
+// waits on those.
+func (c *conn) answeredOne(id string, ack event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.enqueueLocked(ack)
+	if c.turn != nil && c.turn.waitsOn(id) != nil {
+		c.turn = c.turn.answered(id)
+	}
+}
+
+// nextCard shows a socket that is shown one card at a time (it did not
+// ask for ExtParallelAsks) the next open card of answered's group, after
+// the answer's ack, as the reference shows the next card after the
+// previous one's answer.
+func (c *conn) nextCard(ctx context.Context, sess *store.Session, answered *store.Park, requestID string) {
+	ps, err := c.srv.engine.PendingAsks(ctx, answered.ConversationID)
+	if err != nil {
+		c.srv.log.Warn("load the next card", "err", err)
+		return
+	}
+	for _, p := range ps {
+		if p.Group != answered.Group {
+			continue
+		}
+		c.mu.Lock()
+		c.queuedCalls = slices.DeleteFunc(c.queuedCalls, func(id string) bool { return id == p.ToolCall.ID })
+		c.mu.Unlock()
+		if w := c.watching[p.ConversationID]; w != nil {
+			w.alsoShown(p.ID)
+		}
+		c.follow(&following{conv: p.ConversationID, requestID: requestID, session: sess.ID, park: p},
+			prompt(p, requestID), toolCallChunk(requestID, p.ToolCall.Name, p.ToolCall.Arguments))
+		return
+	}
 }
 
 // cancelTurn stops the connection's turn, whose cancelled event it hears

@@ -30,13 +30,18 @@ type conn struct {
 	keepTurns bool                           // its turns outlive it (keepTurns), read by its reader only
 	ext       atomic.Uint32                  // the extensions it asked for (asked)
 
-	mu       sync.Mutex
-	queue    [][]byte
-	queued   int           // bytes in queue
-	closed   bool          // no more frames will be queued
-	wake     chan struct{} // signals the writer; capacity 1
-	turn     *following    // the turn the connection follows, running or parked; nil when none
-	draining bool          // stop taking frames
+	mu     sync.Mutex
+	queue  [][]byte
+	queued int           // bytes in queue
+	closed bool          // no more frames will be queued
+	wake   chan struct{} // signals the writer; capacity 1
+	turn   *following    // the turn the connection follows, running or parked; nil when none
+	// groupShown is the group of cards (ExtParallelAsks) whose first this
+	// socket, which did not ask for them all at once, was shown;
+	// queuedCalls are the calls of the group's others, kept from it.
+	groupShown  string
+	queuedCalls []string
+	draining    bool // stop taking frames
 
 	// inFrame is held while a frame is handled (capacity 1): a drain
 	// takes it once, so that a send_message read just before the drain

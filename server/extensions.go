@@ -1,5 +1,7 @@
 package server
 
+import "github.com/kindkit/kindkit/agent"
+
 // Extensions a client asks for by naming them in the supports list of
 // create_conversation_session, beside its render capabilities. They are
 // kindkit's additions to what a client receives; a client that names none
@@ -53,6 +55,14 @@ const (
 	// (and arguments or message), and edited arguments that break the
 	// schema get a confirmation_invalid event with an error per field.
 	ExtToolDecisions = "kindkit.tool_decisions"
+	// ExtParallelAsks has the raise calls of one model step open their
+	// cards all at once (agent.ParallelAsks): the socket gets each its own
+	// interaction_required, may answer them in any order (each answer is
+	// acknowledged on its own), and the turn resumes once the last is
+	// settled. Named in supports, it is also the conversation's
+	// capability, which the engine reads; a socket that did not name it
+	// is shown one card at a time, the next after its answer's ack.
+	ExtParallelAsks = agent.ParallelAsks
 )
 
 // extensions is a set of the extensions above.
@@ -65,10 +75,12 @@ const (
 	extEndedTurns
 	extTurnCatchUp
 	extToolDecisions
+	extParallelAsks
 )
 
 var extensionNames = map[string]extensions{ExtHistoryCards: extHistoryCards, ExtUserMessages: extUserMessages, ExtSharedTurns: extSharedTurns,
-	ExtEndedTurns: extEndedTurns, ExtTurnCatchUp: extTurnCatchUp, ExtToolDecisions: extToolDecisions}
+	ExtEndedTurns: extEndedTurns, ExtTurnCatchUp: extTurnCatchUp, ExtToolDecisions: extToolDecisions,
+	ExtParallelAsks: extParallelAsks}
 
 // declaredExtensions is the set of extensions named in supports.
 func declaredExtensions(supports []string) extensions {

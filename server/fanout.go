@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/store"
 )
 
 // A watch is a socket's subscription to a conversation's events
@@ -29,8 +31,8 @@ type watch struct {
 	mu      sync.Mutex
 	open    bool
 	held    []agent.Event
-	shown   string // the park it was shown, until news reaches it
-	request string // the shown park's turn
+	shown   []string // the parks it was shown, until news reaches it
+	request string   // the shown parks' turn
 }
 
 // watch has the connection follow conversation conv's turns, whoever runs
@@ -52,16 +54,16 @@ func (c *conn) watch(conv string) {
 func (c *conn) watchNow(conv string) {
 	if c.watching[conv] == nil {
 		c.watch(conv)
-		c.openWatch(conv, nil)
+		c.openWatch(conv, "", nil)
 	}
 }
 
 // openWatch sends what the connection's watch of conv held, and from then
 // on what comes, now that its join is acknowledged and the card shown
 // (nil: none) is out.
-func (c *conn) openWatch(conv string, shown *agent.Event) {
+func (c *conn) openWatch(conv, requestID string, shown []*store.Park) {
 	if w := c.watching[conv]; w != nil {
-		w.openWith(shown)
+		w.openWith(requestID, shown)
 	}
 }
 
@@ -84,14 +86,14 @@ func (w *watch) hear(ev agent.Event) {
 	}
 }
 
-func (w *watch) openWith(shown *agent.Event) {
+func (w *watch) openWith(requestID string, shown []*store.Park) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.open {
 		return
 	}
-	if shown != nil {
-		w.shown, w.request = shown.Park.ID, shown.RequestID
+	for _, p := range shown {
+		w.shown, w.request = append(w.shown, p.ID), requestID
 	}
 	for _, ev := range w.held {
 		if !w.old(ev) {
@@ -101,16 +103,26 @@ func (w *watch) openWith(shown *agent.Event) {
 	w.open, w.held = true, nil
 }
 
+// alsoShown adds park id, shown after the ones the watch was opened
+// with (the next of a group's cards), to what news comes after.
+func (w *watch) alsoShown(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.shown) > 0 {
+		w.shown = append(w.shown, id)
+	}
+}
+
 // old tells whether ev is of the run of the turn that raised the card w
 // was shown on joining: that run parked, and the card is what is left of
 // it.
 func (w *watch) old(ev agent.Event) bool {
-	if w.shown == "" {
+	if len(w.shown) == 0 {
 		return false
 	}
-	if ev.RequestID == w.request && ev.After != w.shown {
+	if ev.RequestID == w.request && !slices.Contains(w.shown, ev.After) {
 		return true
 	}
-	w.shown = ""
+	w.shown = nil
 	return false
 }

@@ -25,11 +25,11 @@ func TestCatchUpOfAParkedRun(t *testing.T) {
 		c := &conn{srv: srv, wake: make(chan struct{}, 1)}
 		w := &watch{c: c}
 		w.hear(call) // the catch-up, or a note on its way
-		var prompt *agent.Event
+		var prompts []*store.Park
 		if shown {
-			prompt = &agent.Event{Kind: agent.EventPrompt, RequestID: "T", Park: &store.Park{ID: "p1"}}
+			prompts = []*store.Park{{ID: "p1"}}
 		}
-		w.openWith(prompt)
+		w.openWith("T", prompts)
 		w.hear(agent.Event{Kind: agent.EventToolResult, RequestID: "T", Call: call.Call, Text: "{}", After: "p1"}) // news: after the card
 		if want := map[bool][]string{true: {"stream_chunk"}, false: {"stream_chunk", "stream_chunk"}}[shown]; !slices.Equal(sent(t, c), want) {
 			t.Errorf("card shown %v: sent %v, want %v", shown, sent(t, c), want)

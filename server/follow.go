@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/store"
@@ -18,7 +19,39 @@ type following struct {
 	requestID string
 	session   string      // the session the socket follows it on
 	park      *store.Park // the park it waits on, as told; nil while it runs
-	sent      bool        // sent here and never parked: the socket's close aborts it
+	// others are the other open parks of park's group (cards a step
+	// opened together, ExtParallelAsks) that it waits on too.
+	others []*store.Park
+	sent   bool // sent here and never parked: the socket's close aborts it
+}
+
+// waitsOn is park id when the turn waits on it; nil when it does not.
+func (t *following) waitsOn(id string) *store.Park {
+	if t.park != nil && t.park.ID == id {
+		return t.park
+	}
+	for _, p := range t.others {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// answered is t once park id of it was answered and others still wait:
+// it waits on those.
+func (t following) answered(id string) *following {
+	var open []*store.Park
+	for _, p := range append([]*store.Park{t.park}, t.others...) {
+		if p != nil && p.ID != id {
+			open = append(open, p)
+		}
+	}
+	t.park, t.others = nil, nil
+	if len(open) > 0 {
+		t.park, t.others = open[0], open[1:]
+	}
+	return &t
 }
 
 // hear queues an event of conversation conv's turns and follows the
@@ -36,17 +69,43 @@ func (c *conn) hear(conv string, ev agent.Event) {
 	if ev.Kind == agent.EventRunning && !c.asked(extTurnCatchUp) {
 		return // a turn_running only to who asked
 	}
+	if c.queuedLocked(ev) {
+		return
+	}
 	c.enqueueLocked(c.frameFor(ev))
 	switch {
 	case mine && (ev.Kind == agent.EventReply || ev.Kind == agent.EventFailed || ev.Kind == agent.EventCancelled):
 		c.turn = nil
+	case mine && ev.Kind == agent.EventPrompt && ev.Park.Group != "" && t.park != nil && t.park.Group == ev.Park.Group:
+		t.others = append(t.others, ev.Park) // opened with the one before
 	case mine && ev.Kind == agent.EventPrompt:
-		t.park, t.sent = ev.Park, false
-	case mine && t.park != nil && ev.After == t.park.ID:
-		t.park = nil // answered, here or elsewhere: the turn runs on
+		t.park, t.others, t.sent = ev.Park, nil, false
+	case mine && t.park != nil && ev.After != "" && t.waitsOn(ev.After) != nil:
+		t.park, t.others = nil, nil // answered, here or elsewhere: the turn runs on
 	case !mine && t != nil && t.conv == conv && t.park != nil && ev.Kind == agent.EventPrompt:
 		c.turn = nil // the conversation's newest card replaced the one t waited on
 	}
+}
+
+// queuedLocked keeps from a socket that did not ask for ExtParallelAsks
+// the cards of a group after the first (and their call chunks): it is
+// shown one card at a time, the next after its answer's ack (nextCard).
+func (c *conn) queuedLocked(ev agent.Event) bool {
+	if c.asked(extParallelAsks) {
+		return false
+	}
+	switch {
+	case ev.Kind == agent.EventPrompt && ev.Park.Group != "":
+		if c.groupShown != ev.Park.Group {
+			c.groupShown, c.queuedCalls = ev.Park.Group, nil
+			return false
+		}
+		c.queuedCalls = append(c.queuedCalls, ev.Park.ToolCall.ID)
+		return true
+	case ev.Kind == agent.EventToolCall && slices.Contains(c.queuedCalls, ev.Call.ID):
+		return true
+	}
+	return false
 }
 
 // follow queues frames (an ack, a card shown again) and makes t the

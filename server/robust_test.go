@@ -336,7 +336,7 @@ func (g *gateStore) PendingPark(ctx context.Context, conv string) (*store.Park, 
 	return g.Store.PendingPark(ctx, conv)
 }
 
-func (g *gateStore) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
+func (g *gateStore) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) ([]*store.Park, bool, error) {
 	g.gate()
 	return g.Store.StartTurn(ctx, m, t, first, waiting)
 }

@@ -140,12 +140,16 @@ type Park struct {
 	Type           ParkKind
 	ConversationID string
 	SessionID      string
-	Kind           string          // the interaction kind's wire name
-	Spec           json.RawMessage // canonical spec
-	Reason         string
-	ToolCall       ToolCall // the raise or gated tool call the turn waits on
-	Deadline       time.Time
-	State          ParkState
+	Kind           string // the interaction kind's wire name
+	// Group is shared by the parks that one model step opened together
+	// (SaveParks): its turn resumes once, from the take that settles the
+	// group's last pending park. "" for a park alone.
+	Group    string
+	Spec     json.RawMessage // canonical spec
+	Reason   string
+	ToolCall ToolCall // the raise or gated tool call the turn waits on
+	Deadline time.Time
+	State    ParkState
 	// Turn is the engine's state of the turn, to resume it from: a
 	// versioned value the store keeps as given, opaque to it, so that a
 	// change to how the engine resumes is no change to the store.
@@ -187,7 +191,9 @@ type Answer struct {
 	Turn     json.RawMessage // the turn's state from the take on; nil keeps the park's
 	// Lease, when set, makes the park owe its turn a reply, run under this
 	// lease (its ParkID is the park's own). Nil for a take that ends the
-	// turn (cancelled, replaced).
+	// turn (cancelled, replaced). A park of a Group is owed only when its
+	// take leaves no park of the group pending: the store decides, in the
+	// take's write, which take resumes the turn (the taken park's Owed).
 	Lease *Lease
 	// Outcome becomes the park's Outcome; nil for none.
 	Outcome json.RawMessage
@@ -250,11 +256,12 @@ type Store interface {
 	//
 	//
 	// A park that waits for its answer (pending) holds the conversation
-	// too: waiting is asked, inside the write, what becomes of it. The
-	// Answer it returns takes the park (as TakePark would: its State is
-	// ParkCancelled, a withdrawal) in the same atomic write as m and t,
-	// and the taken park is returned as withdrawn; nil refuses the turn
-	// (ok false, nothing written), and so does a nil waiting. So what a
+	// too: waiting is asked, inside the write, what becomes of it, for
+	// each pending park, the first saved first. The Answers it returns
+	// take the parks (as TakePark would: their State is ParkCancelled, a
+	// withdrawal) in the same atomic write as m and t, and the taken parks
+	// are returned as withdrawn; a nil Answer for any of them refuses the
+	// turn (ok false, nothing written), and so does a nil waiting. So what a
 	// message sent while a card waits does is decided once, whichever
 	// process sends it, however a concurrent answer to the card races it:
 	// when the card was taken first, its resumed turn is owed and ok is
@@ -265,25 +272,34 @@ type Store interface {
 	// pending park, and first's supports and model position), so a turn
 	// that gets ok knows its conversation and its history without reading
 	// them; ok is false when it was touched or does not exist.
-	StartTurn(ctx context.Context, m *Message, t *Park, first *Conversation, waiting Waiting) (withdrawn *Park, ok bool, err error)
+	StartTurn(ctx context.Context, m *Message, t *Park, first *Conversation, waiting Waiting) (withdrawn []*Park, ok bool, err error)
 	// Messages returns up to limit messages of the given roles, newest
 	// first, older than the message before (all when before is ""), and
 	// whether older ones remain. ErrNotFound when before is not in the
 	// conversation.
 	Messages(ctx context.Context, conversationID string, roles []Role, before string, limit int) ([]*Message, bool, error)
 
-	// SavePark stores a new pending park. The conversation's park that was
-	// pending before becomes ParkReplaced, and its id is returned ("" when
-	// there was none), exactly once even when saves and takes race. from,
+	// SavePark stores a new pending park: SaveParks with one park, which
+	// returns the first of the replaced ids ("" when there was none).
+	SavePark(ctx context.Context, p *Park, from *Lease, msgs ...*Message) (replaced string, err error)
+	// SaveParks stores new pending parks, all or none: the parks a model
+	// step opens together, which share one Group (a single park may have
+	// none). The conversation's parks that were pending before become
+	// ParkReplaced, and their ids are returned, the first saved first,
+	// exactly once even when saves and takes race. from,
 	// when set, is the lease of the owed turn that parks (again): in the
 	// same write it stops being owed, and a turn's record goes
 	// (ErrLeaseLost when the lease is not held).
 	// msgs are appended to the park's conversation in the same write (the
 	// model step that raised the park): stored with the park or not at
 	// all.
-	SavePark(ctx context.Context, p *Park, from *Lease, msgs ...*Message) (replaced string, err error)
-	// PendingPark returns the conversation's pending park, or ErrNotFound.
+	SaveParks(ctx context.Context, ps []*Park, from *Lease, msgs ...*Message) (replaced []string, err error)
+	// PendingPark returns the conversation's first pending park (the
+	// earliest saved, ties by id), or ErrNotFound.
 	PendingPark(ctx context.Context, conversationID string) (*Park, error)
+	// PendingParks returns the conversation's pending parks, the earliest
+	// saved first (ties by id); none for an unknown conversation.
+	PendingParks(ctx context.Context, conversationID string) ([]*Park, error)
 	// OwedTurn returns the conversation's park or turn record that is owed
 	// a reply (its turn runs, here or in another process, or waits to be
 	// taken over), or ErrNotFound: what a subscriber that joins is told
@@ -292,7 +308,11 @@ type Store interface {
 	// TakePark moves a pending park to a.State and stores a's messages,
 	// turn state and lease in the same atomic write, and returns the park
 	// as it is after the take; ok is false when it was not pending any
-	// more (and nothing is written).
+	// more (and nothing is written). Of the parks of one Group, only the
+	// take that leaves none of them pending applies a.Lease (the returned
+	// park is Owed): however takes race, in one process or several, the
+	// group's turn resumes exactly once; and not at all once a park of the
+	// group was taken ParkCancelled (its turn ended).
 	TakePark(ctx context.Context, id string, a Answer) (p *Park, ok bool, err error)
 	// ExpiredParks returns up to limit pending parks whose deadline is
 	// before now, the earliest deadline first (a park without one first of

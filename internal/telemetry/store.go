@@ -49,12 +49,14 @@ const (
 	opRenewLease
 	opOwedTurns
 	opClaimTurn
+	opSaveParks
+	opPendingParks
 	numOps
 )
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
 	"create_session", "session", "set_contact", "append_messages", "start_turn", "messages", "save_park", "pending_park", "owed_turn", "take_park",
-	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn"}
+	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn", "save_parks", "pending_parks"}
 
 // Store returns s with every operation timed. A store that is
 // store.Shared stays so.
@@ -122,7 +124,7 @@ func (t *timedStore) AppendMessages(ctx context.Context, msgs ...*store.Message)
 	return t.s.AppendMessages(ctx, msgs...)
 }
 
-func (t *timedStore) StartTurn(ctx context.Context, m *store.Message, p *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
+func (t *timedStore) StartTurn(ctx context.Context, m *store.Message, p *store.Park, first *store.Conversation, waiting store.Waiting) ([]*store.Park, bool, error) {
 	defer t.since(opStartTurn, time.Now())
 	return t.s.StartTurn(ctx, m, p, first, waiting)
 }
@@ -135,6 +137,16 @@ func (t *timedStore) Messages(ctx context.Context, conversationID string, roles 
 func (t *timedStore) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
 	defer t.since(opSavePark, time.Now())
 	return t.s.SavePark(ctx, p, from, msgs...)
+}
+
+func (t *timedStore) SaveParks(ctx context.Context, ps []*store.Park, from *store.Lease, msgs ...*store.Message) ([]string, error) {
+	defer t.since(opSaveParks, time.Now())
+	return t.s.SaveParks(ctx, ps, from, msgs...)
+}
+
+func (t *timedStore) PendingParks(ctx context.Context, conversationID string) ([]*store.Park, error) {
+	defer t.since(opPendingParks, time.Now())
+	return t.s.PendingParks(ctx, conversationID)
 }
 
 func (t *timedStore) PendingPark(ctx context.Context, conversationID string) (*store.Park, error) {

@@ -148,7 +148,8 @@ func appendPark(b []byte, p *store.Park) []byte {
 	b = putBool(b, p.Outcome != nil)
 	b = putString(b, string(p.Outcome))
 	b = putBool(b, p.Record != nil)
-	return putString(b, string(p.Record))
+	b = putString(b, string(p.Record))
+	return putString(b, p.Group)
 }
 
 func readPark(b []byte) (*store.Park, error) {
@@ -172,5 +173,6 @@ func readPark(b []byte) (*store.Park, error) {
 	if has, record := r.bool(), r.bytes(); has {
 		p.Record = append(json.RawMessage{}, record...)
 	}
+	p.Group = r.string()
 	return p, nil
 }

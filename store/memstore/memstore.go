@@ -31,12 +31,15 @@ type Store struct {
 
 type conversation struct {
 	store.Conversation
-	log      []byte    // the messages, encoded (codec.go) one after the other…
-	starts   []int     // …each from its start in log
-	sessions []string  // ids of the sessions bound to it
-	pending  string    // id of the pending park
-	ended    [][]byte  // parks that ended with an outcome, encoded, in the order saved
-	used     time.Time // last write or session
+	log      []byte   // the messages, encoded (codec.go) one after the other…
+	starts   []int    // …each from its start in log
+	sessions []string // ids of the sessions bound to it
+	pending  []string // ids of the pending parks, the first saved first
+	// cancelled are the groups of parks one of which was cancelled: their
+	// turn ended, and no take of them resumes it.
+	cancelled map[string]bool
+	ended     [][]byte  // parks that ended with an outcome, encoded, in the order saved
+	used      time.Time // last write or session
 }
 
 // message returns the encoding of the i-th message.
@@ -112,7 +115,7 @@ func (s *Store) sweep(now time.Time) {
 		}
 	}
 	for id, c := range s.convs {
-		if c.pending != "" || owed[id] || now.Sub(c.used) < s.retention {
+		if len(c.pending) > 0 || owed[id] || now.Sub(c.used) < s.retention {
 			continue
 		}
 		for _, sid := range c.sessions {
@@ -334,14 +337,14 @@ func (s *Store) AppendMessages(_ context.Context, msgs ...*store.Message) error 
 
 // StartTurn looks at every park the store keeps (pending or owed): the
 // memory store is for tests and small deployments.
-func (s *Store) StartTurn(_ context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
+func (s *Store) StartTurn(_ context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) ([]*store.Park, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[m.ConversationID]
 	switch {
 	case !ok:
 		return nil, false, nil
-	case first != nil && (len(c.starts) > 0 || c.pending != "" || c.ModelPos != first.ModelPos || !slices.Equal(c.Supports, first.Supports)):
+	case first != nil && (len(c.starts) > 0 || len(c.pending) > 0 || c.ModelPos != first.ModelPos || !slices.Equal(c.Supports, first.Supports)):
 		return nil, false, nil
 	}
 	for _, p := range s.parks {
@@ -349,16 +352,22 @@ func (s *Store) StartTurn(_ context.Context, m *store.Message, t *store.Park, fi
 			return nil, false, nil
 		}
 	}
-	var withdrawn *store.Park
-	if c.pending != "" {
-		var a *store.Answer
-		if waiting != nil {
-			a = waiting(clonePark(s.parks[c.pending]))
+	var withdrawn []*store.Park
+	if len(c.pending) > 0 {
+		answers := make([]store.Answer, len(c.pending))
+		for i, id := range c.pending {
+			var a *store.Answer
+			if waiting != nil {
+				a = waiting(clonePark(s.parks[id]))
+			}
+			if a == nil {
+				return nil, false, nil
+			}
+			answers[i] = *a
 		}
-		if a == nil {
-			return nil, false, nil
+		for i, id := range slices.Clone(c.pending) {
+			withdrawn = append(withdrawn, s.takeLocked(c, s.parks[id], answers[i]))
 		}
-		withdrawn = s.takeLocked(c, s.parks[c.pending], *a)
 	}
 	cp := clonePark(t)
 	cp.Type, cp.State, cp.Owed, cp.ConversationID = store.ParkTurn, store.ParkRunning, true, c.ID
@@ -409,36 +418,61 @@ func (s *Store) Messages(_ context.Context, id string, roles []store.Role, befor
 	return out, more, nil
 }
 
-func (s *Store) SavePark(_ context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
+func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
+	replaced, err := s.SaveParks(ctx, []*store.Park{p}, from, msgs...)
+	if err != nil || len(replaced) == 0 {
+		return "", err
+	}
+	return replaced[0], nil
+}
+
+func (s *Store) SaveParks(_ context.Context, ps []*store.Park, from *store.Lease, msgs ...*store.Message) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.convs[p.ConversationID]
+	if len(ps) == 0 {
+		return nil, errors.New("memstore: no park to save")
+	}
+	c, ok := s.convs[ps[0].ConversationID]
 	if !ok {
-		return "", store.ErrNotFound
+		return nil, store.ErrNotFound
+	}
+	for _, p := range ps[1:] {
+		if p.ConversationID != c.ID {
+			return nil, errors.New("memstore: parks saved together are of one conversation")
+		}
 	}
 	if from != nil {
 		if err := s.heldLocked(*from); err != nil {
-			return "", err
+			return nil, err
 		}
 		delete(s.parks, from.ParkID)
 	}
-	// A conversation has one pending park: the newest replaces the last.
-	var replaced string
-	if c.pending != "" && c.pending != p.ID {
-		replaced = c.pending
-		if old := s.parks[replaced]; old != nil && len(s.out.consumers) > 0 {
+	// The newest raise replaces what was pending.
+	var replaced []string
+	for _, id := range c.pending {
+		replaced = append(replaced, id)
+		if old := s.parks[id]; old != nil && len(s.out.consumers) > 0 {
 			ended := *old
 			ended.State = store.ParkReplaced
-			s.resolvedLocked(&ended, p.CreatedAt)
+			s.resolvedLocked(&ended, ps[0].CreatedAt)
 		}
-		delete(s.parks, c.pending)
+		delete(s.parks, id)
 	}
-	cp := clonePark(p)
-	cp.Reason = store.Text(p.Reason)
-	cp.State, cp.Owed, cp.LeaseOwner, cp.LeaseUntil = store.ParkPending, false, "", time.Time{}
-	s.parks[p.ID] = cp
-	s.parkedLocked(cp)
-	c.pending = p.ID
+	c.pending = c.pending[:0]
+	for _, p := range ps {
+		cp := clonePark(p)
+		cp.Reason = store.Text(p.Reason)
+		cp.State, cp.Owed, cp.LeaseOwner, cp.LeaseUntil = store.ParkPending, false, "", time.Time{}
+		s.parks[p.ID] = cp
+		s.parkedLocked(cp)
+		c.pending = append(c.pending, p.ID)
+	}
+	slices.SortStableFunc(c.pending, func(a, b string) int {
+		if n := s.parks[a].CreatedAt.Compare(s.parks[b].CreatedAt); n != 0 {
+			return n
+		}
+		return strings.Compare(a, b)
+	})
 	s.appendLocked(c, msgs)
 	return replaced, nil
 }
@@ -447,10 +481,24 @@ func (s *Store) PendingPark(_ context.Context, id string) (*store.Park, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
-	if !ok || c.pending == "" {
+	if !ok || len(c.pending) == 0 {
 		return nil, store.ErrNotFound
 	}
-	return clonePark(s.parks[c.pending]), nil
+	return clonePark(s.parks[c.pending[0]]), nil
+}
+
+func (s *Store) PendingParks(_ context.Context, id string) ([]*store.Park, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok {
+		return nil, nil
+	}
+	out := make([]*store.Park, len(c.pending))
+	for i, id := range c.pending {
+		out[i] = clonePark(s.parks[id])
+	}
+	return out, nil
 }
 
 // OwedTurn looks at every park the store keeps, as StartTurn does.
@@ -488,8 +536,19 @@ func (s *Store) takeLocked(c *conversation, p *store.Park, a store.Answer) *stor
 	if a.Turn != nil {
 		taken.Turn = slices.Clone(a.Turn)
 	}
-	if a.Lease != nil {
-		taken.Owed, taken.LeaseOwner, taken.LeaseUntil = true, a.Lease.Owner, a.Lease.Until
+	c.pending = slices.DeleteFunc(c.pending, func(pending string) bool { return pending == id })
+	lease := a.Lease
+	if p.Group != "" && a.State == store.ParkCancelled {
+		if c.cancelled == nil {
+			c.cancelled = map[string]bool{}
+		}
+		c.cancelled[p.Group] = true
+	}
+	if p.Group != "" && (c.cancelled[p.Group] || slices.ContainsFunc(c.pending, func(pending string) bool { return s.parks[pending].Group == p.Group })) {
+		lease = nil // not the group's last (its turn resumes from the last take), or its turn ended
+	}
+	if lease != nil {
+		taken.Owed, taken.LeaseOwner, taken.LeaseUntil = true, lease.Owner, lease.Until
 	}
 	if a.Record != nil {
 		taken.Record = slices.Clone(a.Record)
@@ -499,13 +558,10 @@ func (s *Store) takeLocked(c *conversation, p *store.Park, a store.Answer) *stor
 		// Kept as taken: the card, not the lease as it goes on.
 		c.ended = append(c.ended, s.encode(func(b []byte) []byte { return appendPark(b, &taken) }))
 	}
-	if c.pending == id {
-		c.pending = ""
-	}
 	s.appendLocked(c, a.Messages)
 	s.resolvedLocked(&taken, time.Now())
 	*p = taken
-	if a.Lease == nil {
+	if lease == nil {
 		// Nothing is owed: the record is dropped to return its memory.
 		delete(s.parks, id)
 	}

@@ -408,11 +408,21 @@ func convKey(n int) string {
 
 // The statements that find or add a conversation's rows by its key.
 var (
-	messageSeq         = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
-	replacePending     = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING id`
-	replacePendingPark = `UPDATE parks SET state = $2 WHERE ck = ` + convKey(1) + ` AND state = 'pending' RETURNING ` + parkCols
-	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, ` + convKey(3) + `)`
-	pendingPark        = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending'`
+	messageSeq = `SELECT seq FROM messages WHERE ck = ` + convKey(1) + ` AND id = $2`
+	// replacePending replaces the first pending park: a conversation has
+	// one, or the parks of one group (SaveParks), which it replaces one
+	// by one. The state is checked again on the row itself, so a take
+	// that won a race is seen.
+	replacePending = `UPDATE parks SET state = $2 WHERE id = (SELECT id FROM parks WHERE ck = ` + convKey(1) +
+		` AND state = 'pending' ORDER BY created_at, id LIMIT 1) AND state = 'pending' RETURNING `
+	// replacePendingID returns what the loop needs, where no consumer
+	// needs the whole park: scanning one costs a cycle 20 allocations
+	// even when no row comes.
+	replacePendingID   = replacePending + `id, park_group`
+	replacePendingPark = replacePending + parkCols
+	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, $12, ` + convKey(3) + `)`
+	pendingParks       = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending' ORDER BY created_at, id`
+	pendingPark        = pendingParks + ` LIMIT 1`
 	// owedTurn finds the conversation's parks by its key at the start of
 	// an index, as startTurn does.
 	owedTurn           = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND owed LIMIT 1`
@@ -708,7 +718,7 @@ const startFirstTurn = `INSERT INTO messages (` + messageCols + `, ck)
 		AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.state = 'pending')`
 
 // insertTurn saves a turn's record, owed its reply under a lease.
-var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, NULL, ` + convKey(2) + `)`
+var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, NULL, '', ` + convKey(2) + `)`
 
 // errBusy rolls back a StartTurn whose conversation was busy or touched.
 var errBusy = errors.New("sqlstore: the conversation is busy")
@@ -721,7 +731,7 @@ var errBusy = errors.New("sqlstore: the conversation is busy")
 // conversation busy is its waiting park read, and taken if waiting says
 // so, before the statement runs again: a message that starts a turn on an
 // idle conversation costs what it did.
-func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
+func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) ([]*store.Park, bool, error) {
 	args, err := appendMessageArgs(make([]any, 0, 11), m, m.ConversationID)
 	if err != nil {
 		return nil, false, s.wrap("start turn", err)
@@ -742,7 +752,7 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 	if err != nil {
 		return nil, false, s.wrap("start turn", err)
 	}
-	var withdrawn *store.Park
+	var withdrawn []*store.Park
 	err = s.write(ctx, true, func(tx executor) error {
 		withdrawn = nil // a group commit may run it again
 		if s.dialect == dialectPostgres {
@@ -791,22 +801,33 @@ func insertOne(ctx context.Context, ex executor, query string, args ...any) (ins
 	return n > 0, err
 }
 
-// withdrawIn takes conversation conv's pending park, inside a StartTurn's
-// transaction, when waiting answers it; errBusy when no park waits (the
-// conversation is busy with a turn) or waiting refuses.
-func (s *Store) withdrawIn(ctx context.Context, ex executor, conv string, waiting store.Waiting) (*store.Park, error) {
-	p, err := scanPark(ex.QueryRowContext(ctx, pendingPark, conv))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errBusy
+// withdrawIn takes conversation conv's pending parks, the first saved
+// first, inside a StartTurn's transaction, when waiting answers each;
+// errBusy when no park waits (the conversation is busy with a turn) or
+// waiting refuses one (the transaction, and the takes before, roll back).
+func (s *Store) withdrawIn(ctx context.Context, ex executor, conv string, waiting store.Waiting) ([]*store.Park, error) {
+	var withdrawn []*store.Park
+	for {
+		p, err := scanPark(ex.QueryRowContext(ctx, pendingPark, conv))
+		if errors.Is(err, sql.ErrNoRows) && len(withdrawn) > 0 {
+			return withdrawn, nil
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, errBusy
+		}
+		if err != nil {
+			return nil, err
+		}
+		a := waiting(p)
+		if a == nil {
+			return nil, errBusy
+		}
+		taken, err := s.takeIn(ctx, ex, p.ID, *a, s.consumers(), true)
+		if err != nil {
+			return nil, err
+		}
+		withdrawn = append(withdrawn, taken)
 	}
-	if err != nil {
-		return nil, err
-	}
-	a := waiting(p)
-	if a == nil {
-		return nil, errBusy
-	}
-	return s.takeIn(ctx, ex, p.ID, *a, s.consumers())
 }
 
 func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
@@ -872,39 +893,58 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 	return out, more, nil
 }
 
-const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome, record`
+const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome, record, park_group`
 
-// SavePark stores p as its conversation's pending park, and msgs with it,
-// in one transaction. A park that was pending before becomes ParkReplaced:
-// a conversation has one pending park.
+// SavePark is SaveParks with one park.
 func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
-	var spec any
-	if p.Spec != nil {
-		spec = string(p.Spec)
+	replaced, err := s.SaveParks(ctx, []*store.Park{p}, from, msgs...)
+	if err != nil || len(replaced) == 0 {
+		return "", err
 	}
-	call, err := json.Marshal(p.ToolCall)
-	if err != nil {
-		return "", s.wrap("save park", err)
+	return replaced[0], nil
+}
+
+// SaveParks stores ps as their conversation's pending parks, and msgs
+// with them, in one transaction. The parks that were pending before become
+// ParkReplaced.
+func (s *Store) SaveParks(ctx context.Context, ps []*store.Park, from *store.Lease, msgs ...*store.Message) ([]string, error) {
+	if len(ps) == 0 {
+		return nil, s.wrap("save park", errors.New("no park to save"))
 	}
-	deadline, err := nanos(p.Deadline)
-	if err != nil {
-		return "", s.wrap("save park", err)
+	conv := ps[0].ConversationID
+	args := make([][]any, len(ps))
+	for i, p := range ps {
+		if p.ConversationID != conv {
+			return nil, s.wrap("save park", errors.New("parks saved together are of one conversation"))
+		}
+		var spec any
+		if p.Spec != nil {
+			spec = string(p.Spec)
+		}
+		call, err := json.Marshal(p.ToolCall)
+		if err != nil {
+			return nil, s.wrap("save park", err)
+		}
+		deadline, err := nanos(p.Deadline)
+		if err != nil {
+			return nil, s.wrap("save park", err)
+		}
+		created, err := nanos(p.CreatedAt)
+		if err != nil {
+			return nil, s.wrap("save park", err)
+		}
+		args[i] = []any{p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(p.Turn), created, p.Group}
 	}
-	created, err := nanos(p.CreatedAt)
-	if err != nil {
-		return "", s.wrap("save park", err)
-	}
-	var replaced string
+	var replaced []string
 	consumers := s.consumers()
-	err = s.write(ctx, true, func(tx executor) error {
+	err := s.write(ctx, true, func(tx executor) error {
 		// On PostgreSQL, lock the conversation so that concurrent saves
-		// queue up instead of both missing the other's park and then
-		// colliding on the unique index. SQLite needs no lock (it has one
-		// writer), and a conversation that does not exist fails the park's
-		// foreign key, as ErrNotFound.
+		// queue up instead of both missing the other's parks. SQLite needs
+		// no lock (it has one writer), and a conversation that does not
+		// exist fails the park's foreign key, as ErrNotFound.
 		if s.dialect == dialectPostgres {
 			var one int
-			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, p.ConversationID).Scan(&one); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1 FOR UPDATE`, conv).Scan(&one); err != nil {
 				return err
 			}
 		}
@@ -913,40 +953,49 @@ func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, 
 				return err
 			}
 		}
-		replaced = ""
+		replaced = nil // a group commit may run it again
 		var events []*store.OutboxEvent
-		if consumers == nil {
-			err := tx.QueryRowContext(ctx, replacePending,
-				p.ConversationID, string(store.ParkReplaced)).Scan(&replaced)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		for {
+			var id, group string
+			var err error
+			if consumers == nil {
+				err = tx.QueryRowContext(ctx, replacePendingID, conv, string(store.ParkReplaced)).Scan(&id, &group)
+			} else {
+				var old *store.Park
+				if old, err = scanPark(tx.QueryRowContext(ctx, replacePendingPark, conv, string(store.ParkReplaced))); err == nil {
+					id, group = old.ID, old.Group
+					events = append(events, resolvedEvents(old, ps[0].CreatedAt, consumers)...)
+				}
+			}
+			if errors.Is(err, sql.ErrNoRows) {
+				break
+			}
+			if err != nil {
 				return err
 			}
-		} else {
-			old, err := scanPark(tx.QueryRowContext(ctx, replacePendingPark, p.ConversationID, string(store.ParkReplaced)))
-			switch {
-			case err == nil:
-				replaced = old.ID
-				events = resolvedEvents(old, p.CreatedAt, consumers)
-			case !errors.Is(err, sql.ErrNoRows):
-				return err
+			replaced = append(replaced, id)
+			if group == "" {
+				break // a park alone is all that was pending
 			}
-			events = append(events, parkedEvents(p, consumers)...)
 		}
-		_, err := tx.ExecContext(ctx, insertPark,
-			p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(p.Turn), created)
-		if err != nil {
-			return err
+		for i, p := range ps {
+			if _, err := tx.ExecContext(ctx, insertPark, args[i]...); err != nil {
+				return err
+			}
+			if consumers != nil {
+				events = append(events, parkedEvents(p, consumers)...)
+			}
 		}
 		if err := insertEvents(ctx, tx, events); err != nil {
 			return err
 		}
-		return s.insertAll(ctx, tx, p.ConversationID, msgs)
+		return s.insertAll(ctx, tx, conv, msgs)
 	})
 	if errors.Is(err, store.ErrLeaseLost) {
-		return "", err
+		return nil, err
 	}
 	if err != nil {
-		return "", s.wrap("save park", err)
+		return nil, s.wrap("save park", err)
 	}
 	return replaced, nil
 }
@@ -978,7 +1027,7 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 		deadline, leaseUntil, created sql.NullInt64
 	)
 	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn,
-		&p.Owed, &p.LeaseOwner, &leaseUntil, &created, &outcome, &record); err != nil {
+		&p.Owed, &p.LeaseOwner, &leaseUntil, &created, &outcome, &record, &p.Group); err != nil {
 		return nil, err
 	}
 	p.Type, p.State = store.ParkKind(typ), store.ParkState(state)
@@ -1001,6 +1050,14 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 	p.Deadline = fromNanos(deadline)
 	p.LeaseUntil = fromNanos(leaseUntil)
 	return &p, nil
+}
+
+func (s *Store) PendingParks(ctx context.Context, id string) ([]*store.Park, error) {
+	ps, err := s.queryParks(ctx, pendingParks, id)
+	if err != nil {
+		return nil, s.wrap("get pending parks", err)
+	}
+	return ps, nil
 }
 
 func (s *Store) PendingPark(ctx context.Context, id string) (*store.Park, error) {
@@ -1026,10 +1083,19 @@ func (s *Store) OwedTurn(ctx context.Context, id string) (*store.Park, error) {
 func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
 	var p *store.Park
 	consumers := s.consumers()
-	err := s.write(ctx, len(a.Messages) > 0 || consumers != nil, func(ex executor) (err error) {
-		p, err = s.takeIn(ctx, ex, id, a, consumers)
+	atomic := len(a.Messages) > 0 || consumers != nil
+	err := s.write(ctx, atomic, func(ex executor) (err error) {
+		p, err = s.takeIn(ctx, ex, id, a, consumers, atomic || s.commits != nil)
 		return err
 	})
+	if errors.Is(err, errGrouped) {
+		// A park of a group: its take is several statements, in a
+		// transaction.
+		err = s.write(ctx, true, func(ex executor) (err error) {
+			p, err = s.takeIn(ctx, ex, id, a, consumers, true)
+			return err
+		})
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -1041,8 +1107,9 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 
 // takeIn moves pending park id to a.State and appends a's messages, and
 // writes its ask.resolved events for consumers, with ex; sql.ErrNoRows
-// when the park is not pending.
-func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answer, consumers []string) (*store.Park, error) {
+// when the park is not pending. inTx says ex is a transaction: when it is
+// not, a park of a group is not taken but errGrouped returned.
+func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answer, consumers []string, inTx bool) (*store.Park, error) {
 	var turn any
 	if a.Turn != nil {
 		turn = string(a.Turn)
@@ -1063,8 +1130,13 @@ func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answ
 	if a.Record != nil {
 		record = string(a.Record)
 	}
-	p, err := scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6, outcome = $7, record = $8
-		WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, id, string(a.State), turn, a.Lease != nil, owner, until, outcome, record))
+	p, err := scanPark(ex.QueryRowContext(ctx, takePark, id, string(a.State), turn, a.Lease != nil, owner, until, outcome, record))
+	if errors.Is(err, sql.ErrNoRows) && !inTx {
+		return nil, errGrouped // or not pending: the transaction tells
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		p, err = s.takeGrouped(ctx, ex, id, a.Lease != nil, []any{id, string(a.State), turn, outcome, record, owner, until})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -1074,6 +1146,43 @@ func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answ
 		}
 	}
 	return p, s.insertAll(ctx, ex, p.ConversationID, a.Messages)
+}
+
+// errGrouped asks TakePark to take a park again in a transaction.
+var errGrouped = errors.New("sqlstore: a park of a group")
+
+// takePark takes a park alone: one statement, as before parks had groups.
+const takePark = `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = $4, lease_owner = $5, lease_until = $6, outcome = $7, record = $8
+	WHERE id = $1 AND state = 'pending' AND park_group = '' RETURNING ` + parkCols
+
+// takeGrouped takes pending park id of a group (sql.ErrNoRows when it is
+// not pending): the take's own write, then, when owed, the lease, which
+// only the take that leaves none of the group pending gets, unless one of
+// the group was cancelled (its turn ended). On PostgreSQL
+// the conversation is locked first (as SaveParks and StartTurn lock it,
+// so the order of locks is one), so that the takes of one group queue up
+// and each sees the ones before: two processes that settle the last two
+// parks at once resume the turn once, never twice or not at all.
+func (s *Store) takeGrouped(ctx context.Context, ex executor, id string, owed bool, args []any) (*store.Park, error) {
+	if s.dialect == dialectPostgres {
+		var one int
+		if err := ex.QueryRowContext(ctx, `SELECT 1 FROM conversations c JOIN parks p ON p.conversation_id = c.id
+			WHERE p.id = $1 AND p.state = 'pending' FOR UPDATE OF c`, id).Scan(&one); err != nil {
+			return nil, err
+		}
+	}
+	p, err := scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET state = $2, turn = COALESCE($3, turn), owed = FALSE, lease_owner = '', lease_until = NULL,
+		outcome = $4, record = $5 WHERE id = $1 AND state = 'pending' RETURNING `+parkCols, args[:5]...))
+	if err != nil || !owed {
+		return p, err
+	}
+	last, err := scanPark(ex.QueryRowContext(ctx, `UPDATE parks SET owed = TRUE, lease_owner = $2, lease_until = $3 WHERE id = $1
+		AND NOT EXISTS (SELECT 1 FROM parks q WHERE q.ck = parks.ck AND q.state IN ('pending', 'cancelled') AND q.park_group = parks.park_group)
+		RETURNING `+parkCols, id, args[5], args[6]))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, nil // not the group's last: the last take resumes the turn
+	}
+	return last, err
 }
 
 // SaveStep updates the owed park only while l holds it, then appends the

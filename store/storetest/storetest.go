@@ -54,6 +54,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ParkReplaced", testParkReplaced},
 		{"ParkWithMessages", testParkWithMessages},
 		{"TakeParkOnce", testTakeParkOnce},
+		{"ParkGroups", testParkGroups},
+		{"ParkGroupResumesOnce", testParkGroupResumesOnce},
 		{"ExpiredParks", testExpiredParks},
 		{"TakeStoresAnswer", testTakeStoresAnswer},
 		{"EndedParks", testEndedParks},
@@ -655,7 +657,13 @@ func testStartTurnWhileWaiting(t *testing.T, s store.Store) {
 		w, ok, err := s.StartTurn(ctx, &store.Message{ID: id, ConversationID: "c1", Role: store.RoleUser, Text: id, CreatedAt: at(1)},
 			turnRecord("c1", l), nil, waiting)
 		must(t, err)
-		return w, ok
+		if len(w) > 1 {
+			t.Errorf("StartTurn withdrew %d parks, want at most 1", len(w))
+		}
+		if len(w) == 0 {
+			return nil, ok
+		}
+		return w[0], ok
 	}
 	if _, ok := start("m1", nil); !ok {
 		t.Fatal("StartTurn on an idle conversation = false")

@@ -68,7 +68,7 @@ func (w *Writes) AppendMessages(ctx context.Context, msgs ...*store.Message) err
 	return w.Store.AppendMessages(ctx, msgs...)
 }
 
-func (w *Writes) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) (*store.Park, bool, error) {
+func (w *Writes) StartTurn(ctx context.Context, m *store.Message, t *store.Park, first *store.Conversation, waiting store.Waiting) ([]*store.Park, bool, error) {
 	w.note("StartTurn")
 	return w.Store.StartTurn(ctx, m, t, first, waiting)
 }
@@ -76,6 +76,11 @@ func (w *Writes) StartTurn(ctx context.Context, m *store.Message, t *store.Park,
 func (w *Writes) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
 	w.note("SavePark")
 	return w.Store.SavePark(ctx, p, from, msgs...)
+}
+
+func (w *Writes) SaveParks(ctx context.Context, ps []*store.Park, from *store.Lease, msgs ...*store.Message) ([]string, error) {
+	w.note("SaveParks")
+	return w.Store.SaveParks(ctx, ps, from, msgs...)
 }
 
 func (w *Writes) TakePark(ctx context.Context, id string, a store.Answer) (*store.Park, bool, error) {
@@ -124,4 +129,9 @@ func (r *Reads) Messages(ctx context.Context, id string, roles []store.Role, bef
 func (r *Reads) PendingPark(ctx context.Context, id string) (*store.Park, error) {
 	r.note("PendingPark")
 	return r.Store.PendingPark(ctx, id)
+}
+
+func (r *Reads) PendingParks(ctx context.Context, id string) ([]*store.Park, error) {
+	r.note("PendingParks")
+	return r.Store.PendingParks(ctx, id)
 }

@@ -2,6 +2,7 @@
 // turn's bubble, answered with submit_interaction, told its errors by
 // interaction_invalid.
 import { makeCard } from "../card/card.js";
+import { h } from "../core/dom.js";
 import { updateComposer } from "./composer.js";
 import { send } from "./socket.js";
 import { NOT_CONNECTED, announce, el, state } from "./state.js";
@@ -22,8 +23,12 @@ export function onInteraction(m) {
     existing.rid = rid;
     existing.sessionId = state.sessionId;
     if (existing.state !== "open") existing.setState("open");
+    countLeft(t);
     return;
   }
+  // Several cards of one step come at once (kindkit.parallel_asks): the
+  // first keeps the focus, and the turn says how many are left.
+  const others = openCards(t).length;
   const card = chatCard(d, rid, t);
   state.cards.set(d.interactionId, card);
   // A host tool's Ask (an MCP server's elicitation) comes while its tool
@@ -37,11 +42,40 @@ export function onInteraction(m) {
   t.el.dataset.parked = "true";
   put(t, card.el);
   t.seg = null;
+  countLeft(t);
   const a = document.activeElement;
   const focusWasIdle = !a || a === document.body || a === el.send;
+  if (others > 0) {
+    announce("The assistant asks " + (others + 1) + " questions at once; answer each in any order.");
+    return;
+  }
   card.el.scrollIntoView({ block: "nearest" });
   if (focusWasIdle) card.heading.focus({ preventScroll: true });
   announce("The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
+}
+
+// openCards are turn t's cards that still wait for an answer.
+function openCards(t) {
+  return [...state.cards.values()].filter((c) => c.turn === t && (c.state === "open" || c.state === "sending"));
+}
+
+// countLeft says, in a turn that showed several cards at once, how many
+// of them still wait for an answer; it goes with the last.
+function countLeft(t) {
+  const left = openCards(t).length;
+  t.cardsAsked = Math.max(t.cardsAsked || 0, left);
+  if (t.cardsAsked < 2) return;
+  if (!t.left) {
+    t.left = h("p", { class: "cards-left", role: "status" });
+    t.el.insertBefore(t.left, openCards(t)[0].el);
+  }
+  t.left.hidden = left === 0;
+  t.left.dataset.left = String(left);
+  t.left.textContent = `${left} of ${t.cardsAsked} questions left to answer`;
+  if (left === 0) {
+    t.cardsAsked = 0; // the next step's cards count anew
+    t.left = null;
+  }
 }
 
 export function onInvalid(m) {
@@ -61,10 +95,17 @@ function chatCard(d, rid, t) {
     onSubmit: (values) => submitCard(card, { values }),
     onDecline: () => submitCard(card, { declined: true }),
     onClose(how, hadFocus) {
+      const left = openCards(t);
+      countLeft(t);
+      if (card.tool) card.tool.resumed();
+      if (left.length > 0) {
+        // Another card of the step still waits: the turn stays parked.
+        if (hadFocus) left[0].heading.focus();
+        return;
+      }
       t.parked = false;
       delete t.el.dataset.parked;
       updateComposer();
-      if (card.tool) card.tool.resumed();
       if (hadFocus) el.message.focus();
     },
   });

@@ -34,10 +34,11 @@ export function wsURL() {
 // sent before a reload (server.ExtSharedTurns), the turns that ended
 // without their reply, in the history (server.ExtEndedTurns), and the turn
 // in progress as the page joins, with the words before a waiting card
-// (server.ExtTurnCatchUp), and the decisions on a tool call beyond approve
-// and reject (server.ExtToolDecisions).
+// (server.ExtTurnCatchUp), the decisions on a tool call beyond approve
+// and reject (server.ExtToolDecisions), and every card a step opens, at
+// once, each answered on its own (server.ExtParallelAsks).
 const EXTENSIONS = ["kindkit.history_cards", "kindkit.user_messages", "kindkit.shared_turns", "kindkit.ended_turns", "kindkit.turn_catchup",
-  "kindkit.tool_decisions"];
+  "kindkit.tool_decisions", "kindkit.parallel_asks"];
 
 export function supports() {
   const set = new Set([...Object.values(OWN).map((c) => c.capability), ...EXTENSIONS]);
