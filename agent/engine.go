@@ -805,6 +805,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	old := e.unpark(p.ConversationID, p.ID)
 	t := e.newTurn(sess, turn)
 	t.inherit(old, msgs)
+	t.stored(msgs)
 	t.first, t.after = first, p.ID
 	e.hold(t, l) // after: a cancel may find it from then on
 	return t, nil

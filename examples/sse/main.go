@@ -70,7 +70,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	events := make(chan agent.Event, 256)
-	defer h.eng.Subscribe(ctx, r.PathValue("id"), func(ev agent.Event) {
+	defer h.eng.Subscribe(ctx, r.PathValue("id"), agent.Position{}, func(ev agent.Event) {
 		select {
 		case events <- ev:
 		default:
