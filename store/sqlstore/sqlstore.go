@@ -715,8 +715,17 @@ func setSeqs(res sql.Result, msgs []*store.Message) error {
 // Their seqs increase in the order of the rows, but other writers' may
 // fall between them: each is read back.
 func (s *Store) insertReturning(ctx context.Context, db executor, query string, args []any, msgs []*store.Message) error {
+	n := len(msgs)
+	if n == 1 {
+		return db.QueryRowContext(ctx, returningFew[1], args...).Scan(&msgs[0].Seq)
+	}
+	if n < len(returningFew) {
+		query = returningFew[n]
+	} else {
+		query = returningSeqs(query)
+	}
 	var seqs string
-	if err := db.QueryRowContext(ctx, returningSeqs(query), args...).Scan(&seqs); err != nil {
+	if err := db.QueryRowContext(ctx, query, args...).Scan(&seqs); err != nil {
 		return err
 	}
 	for i, f := range strings.Split(seqs, ",") {
@@ -728,6 +737,16 @@ func (s *Store) insertReturning(ctx context.Context, db executor, query string, 
 	}
 	return nil
 }
+
+// returningFew are insertFew's statements as PostgreSQL runs them, with
+// the seqs they add returned, made once.
+var returningFew = func() (qs [len(insertFew)]string) {
+	qs[1] = insertFew[1] + ` RETURNING seq`
+	for n := 2; n < len(qs); n++ {
+		qs[n] = returningSeqs(insertFew[n])
+	}
+	return qs
+}()
 
 // returningSeqs is insert, an INSERT into messages, as a query whose one
 // row is the seqs of the rows it added, in order, comma separated.
@@ -754,6 +773,13 @@ const startFirstTurn = `INSERT INTO messages (` + messageCols + `, ck)
 	WHERE c.id = $2 AND c.model_pos = $10 AND COALESCE(c.supports, '') = COALESCE($11, '')
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.ck = c.ck)
 		AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.state = 'pending')`
+
+// returning is startTurn and startFirstTurn as PostgreSQL runs them, with
+// the message's seq returned.
+var returning = map[string]string{
+	startTurn:      startTurn + ` RETURNING seq`,
+	startFirstTurn: startFirstTurn + ` RETURNING seq`,
+}
 
 // insertTurn saves a turn's record, owed its reply under a lease.
 var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, NULL, ` + convKey(2) + `)`
@@ -832,7 +858,7 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 // conditions hold, and sets m's Seq when it did.
 func (s *Store) insertMessage(ctx context.Context, ex executor, m *store.Message, query string, args ...any) (inserted bool, err error) {
 	if s.dialect == dialectPostgres {
-		err := ex.QueryRowContext(ctx, query+` RETURNING seq`, args...).Scan(&m.Seq)
+		err := ex.QueryRowContext(ctx, returning[query], args...).Scan(&m.Seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
