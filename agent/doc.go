@@ -11,7 +11,10 @@
 // conversation's event stream, which any transport reads with Subscribe:
 // what the running turn said so far, then live, from this process and,
 // on a store that processes share, from the others (the relay, over the
-// store's notifier). server turns it into WebSocket protocol frames;
+// store's notifier). Each event has a Position, durable and the same in
+// every process; a subscriber that passes the last one it saw is told
+// every event after it, from the store, then live. server turns the
+// stream into WebSocket protocol frames;
 // examples/sse is a second transport in a page of code. An answer is stored with the take of its park, before
 // the caller acknowledges it; the turn it resumes then runs under a lease
 // in the store, every step stored with the turn's state, so a process that

@@ -835,6 +835,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	if p.Group != "" {
 		t.log = nil // the group's other answers were stored by other takes: read them
 	}
+	t.stored(msgs)
 	t.first, t.after = first, p.ID
 	e.hold(t, l) // after: a cancel may find it from then on
 	return t, true, nil

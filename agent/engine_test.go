@@ -39,7 +39,7 @@ func newFollower() *follower { return &follower{events: make(chan agent.Event, 2
 
 // start subscribes f to sess's conversation and sends text on it.
 func (f *follower) start(e *agent.Engine, sess *store.Session, text string) {
-	e.Subscribe(context.Background(), sess.ConversationID, func(ev agent.Event) { f.events <- ev })
+	e.Subscribe(context.Background(), sess.ConversationID, agent.Position{}, func(ev agent.Event) { f.events <- ev })
 	if err := e.Send(context.Background(), sess, agent.Message{RequestID: "r1", Text: text}, nil); err != nil {
 		panic(err)
 	}
@@ -499,7 +499,7 @@ func TestSlowSubscriber(t *testing.T) {
 	}
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	stopSlow := e.Subscribe(ctx, slow.ConversationID, func(agent.Event) {
+	stopSlow := e.Subscribe(ctx, slow.ConversationID, agent.Position{}, func(agent.Event) {
 		once.Do(func() { close(held) })
 		<-release
 	})
@@ -517,7 +517,7 @@ func TestSlowSubscriber(t *testing.T) {
 
 	f := newFollower()
 	go func() {
-		e.Subscribe(ctx, other.ConversationID, func(ev agent.Event) { f.events <- ev })
+		e.Subscribe(ctx, other.ConversationID, agent.Position{}, func(ev agent.Event) { f.events <- ev })
 		if err := e.Send(ctx, other, agent.Message{RequestID: "r2", Text: "hello"}, nil); err != nil {
 			t.Error(err)
 		}

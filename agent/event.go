@@ -54,6 +54,11 @@ type Event struct {
 	// on; "" in a turn's first run. A socket shown a card as it joined
 	// tells by it what is news.
 	After string
+	// Pos is the event's position in the conversation's stream (see
+	// Position); zero for an event the store cannot tell again (an
+	// EventRunning, a Stop of a card no process here held, the events of
+	// a turn taken over before its first stored step).
+	Pos Position
 }
 
 // Reply is a finished turn's answer.

@@ -143,7 +143,7 @@ func TestSendRacesParkingTurn(t *testing.T) {
 				conv := fmt.Sprintf("race-%d", i)
 				s1, s2 := twoSessions(t, st, conv)
 				f := newFollower()
-				stop := first.Subscribe(ctx, conv, func(ev agent.Event) { f.events <- ev })
+				stop := first.Subscribe(ctx, conv, agent.Position{}, func(ev agent.Event) { f.events <- ev })
 				if err := first.Send(ctx, s1, agent.Message{RequestID: "r1", Text: "hi"}, nil); err != nil {
 					t.Fatal(err)
 				}

@@ -53,7 +53,7 @@ func TestOutbox(t *testing.T) {
 				t.Helper()
 				s1, s2 := twoSessions(t, st, conv)
 				f := newFollower()
-				t.Cleanup(e.Subscribe(ctx, conv, func(ev agent.Event) { f.events <- ev }))
+				t.Cleanup(e.Subscribe(ctx, conv, agent.Position{}, func(ev agent.Event) { f.events <- ev }))
 				if err := e.Send(ctx, s1, agent.Message{RequestID: "r1", Text: "hi"}, nil); err != nil {
 					t.Fatal(err)
 				}

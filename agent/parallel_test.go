@@ -199,7 +199,7 @@ func TestParallelAsksTwoProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := newFollower()
-		one.Subscribe(ctx, conv, func(ev agent.Event) { f.events <- ev })
+		one.Subscribe(ctx, conv, agent.Position{}, func(ev agent.Event) { f.events <- ev })
 		before := m.steps()
 		if err := one.Send(ctx, s1, agent.Message{RequestID: "r1", Text: "quote me"}, nil); err != nil {
 			t.Fatal(err)

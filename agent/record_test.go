@@ -38,7 +38,7 @@ func TestRecords(t *testing.T) {
 				s1, s2 := twoSessions(t, st, conv)
 				f := newFollower()
 				followers[conv] = f
-				t.Cleanup(e.Subscribe(ctx, conv, func(ev agent.Event) { f.events <- ev }))
+				t.Cleanup(e.Subscribe(ctx, conv, agent.Position{}, func(ev agent.Event) { f.events <- ev }))
 				if err := e.Send(ctx, s1, agent.Message{RequestID: "r1", Text: "hi"}, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -193,7 +193,7 @@ func TestLateAnswer(t *testing.T) {
 
 			s2, _ := twoSessions(t, st, "c2")
 			g := newFollower()
-			t.Cleanup(e.Subscribe(ctx, "c2", func(ev agent.Event) { g.events <- ev }))
+			t.Cleanup(e.Subscribe(ctx, "c2", agent.Position{}, func(ev agent.Event) { g.events <- ev }))
 			if err := e.Send(ctx, s2, agent.Message{RequestID: "r1", Text: "hi"}, nil); err != nil {
 				t.Fatal(err)
 			}

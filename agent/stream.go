@@ -20,23 +20,37 @@ import (
 // carries them), until stop is called or ctx ends. A turn's events are the
 // same for every subscriber.
 //
-// The catch-up tells the turn in progress, if one is: an EventRunning
-// first, then what the turn has said so far. That is what this process
-// heard of it, event by event, or else what the store kept: a turn that
-// runs in another process, or whose process died and that waits to be
-// taken over, is told with its text up to its last stored step. A parked
-// turn has no catch-up: its card, and the words before it, are in the
-// store (see Rejoin).
+// With no from (the zero Position), the catch-up tells the turn in
+// progress, if one is: an EventRunning first, then what the turn has said
+// so far. That is what this process heard of it, event by event, or else
+// what the store kept: a turn that runs in another process, or whose
+// process died and that waits to be taken over, is told with its text up
+// to its last stored step. A parked turn has no catch-up: its card, and
+// the words before it, are in the store (see Rejoin).
+//
+// With from, the Pos of the last event the subscriber saw, the catch-up is
+// every event after it: what the store kept (see Position), then what
+// this process heard since of the turn in progress, each once. A from the
+// store does not know (another conversation's, or ahead of it) tells what
+// comes after it in the store, which may be nothing.
 //
 // fn is called in order, one event at a time, with no lock of the
 // engine held; an engine call that tells an event returns once every
 // subscriber here has been told it. So fn must not block, and must not
 // call the engine or stop: the call would wait for itself. Once stop
 // returns, fn is not called again.
-func (e *Engine) Subscribe(ctx context.Context, conv string, fn func(Event)) (stop func()) {
+func (e *Engine) Subscribe(ctx context.Context, conv string, from Position, fn func(Event)) (stop func()) {
 	sub := &subscription{conv: conv, fn: fn, held: true}
 	sub.done.L = &sub.mu
-	if !e.stream.add(sub) {
+	whole := e.stream.add(sub)
+	switch {
+	case !from.IsZero():
+		evs, err := e.replay(ctx, conv, from)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("replay the stream", "err", err)
+		}
+		sub.resume(evs, from)
+	case !whole:
 		// Events that come meanwhile wait in the queue, after these.
 		sub.prepend(e.owedCatchUp(ctx, conv))
 	}
@@ -123,6 +137,8 @@ type subscription struct {
 	// held: its catch-up is not complete yet. What is queued meanwhile is
 	// told by release, after the catch-up, not by whoever queued it.
 	held bool
+	// caughtUp: how many of the events queued first are add's catch-up.
+	caughtUp uint64
 }
 
 // enqueue queues ev and chunk, what is shown with it, and returns how many
@@ -177,6 +193,37 @@ func (sub *subscription) prepend(evs []Event) {
 		sub.queue = append(evs, sub.queue...)
 		sub.queued += uint64(len(evs))
 	}
+}
+
+// resume puts replayed, the events after from that the store kept,
+// before what sub has queued, while it is held: of that, only what comes
+// after them is kept, and of the catch-up add queued, only what has a
+// position (an EventRunning is news to no one who passes a position).
+func (sub *subscription) resume(replayed []Event, from Position) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.gone {
+		return
+	}
+	last := from
+	if n := len(replayed); n > 0 && replayed[n-1].Pos.after(last) {
+		last = replayed[n-1].Pos
+	}
+	queue := replayed
+	for i, ev := range sub.queue {
+		if ev.Pos.IsZero() {
+			if uint64(i) >= sub.caughtUp {
+				queue = append(queue, ev) // news without a position: told live only
+			}
+			continue
+		}
+		if ev, ok := trimmed(ev, last); ok {
+			queue = append(queue, ev)
+			last = ev.Pos
+		}
+	}
+	sub.queue = queue
+	sub.queued = uint64(len(queue)) // nothing was told: it is held
 }
 
 // release ends sub's hold and tells what is queued.
@@ -274,10 +321,13 @@ type wireEvent struct {
 	Park      *store.Park     `json:"a,omitempty"`
 	Reply     *Reply          `json:"y,omitempty"`
 	Message   *store.Message  `json:"m,omitempty"`
+	Seq       int64           `json:"s,omitempty"` // Pos
+	Off       int64           `json:"f,omitempty"`
 }
 
 func toWire(ev Event) wireEvent {
-	w := wireEvent{Kind: ev.Kind, RequestID: ev.RequestID, After: ev.After, Text: ev.Text, IsError: ev.IsError, Reply: ev.Reply, Message: ev.Message}
+	w := wireEvent{Kind: ev.Kind, RequestID: ev.RequestID, After: ev.After, Text: ev.Text, IsError: ev.IsError, Reply: ev.Reply, Message: ev.Message,
+		Seq: ev.Pos.seq, Off: ev.Pos.off}
 	if ev.Call != (store.ToolCall{}) {
 		call := ev.Call
 		w.Call = &call
@@ -301,7 +351,8 @@ func (w *wireEvent) event() Event {
 			p.Record = nil
 		}
 	}
-	ev := Event{Kind: w.Kind, RequestID: w.RequestID, After: w.After, Text: w.Text, IsError: w.IsError, Park: w.Park, Reply: w.Reply, Message: w.Message}
+	ev := Event{Kind: w.Kind, RequestID: w.RequestID, After: w.After, Text: w.Text, IsError: w.IsError, Park: w.Park, Reply: w.Reply, Message: w.Message,
+		Pos: Position{seq: w.Seq, off: w.Off}}
 	if w.Call != nil {
 		ev.Call = *w.Call
 	}
@@ -311,6 +362,9 @@ func (w *wireEvent) event() Event {
 // valid tells whether an event from elsewhere is one this engine could
 // have told: what a subscriber reads of it is there.
 func (w *wireEvent) valid() bool {
+	if w.Seq < 0 || w.Off < 0 || w.Off > endOfSegment {
+		return false
+	}
 	switch w.Kind {
 	case EventText, EventToolCall, EventToolResult, EventFailed, EventCancelled:
 		return true
@@ -393,6 +447,7 @@ func (s *stream) publish(ctx context.Context) {
 				if last := &batch[len(batch)-1]; n.isToken() && last.isToken() && n.Conversation == last.Conversation &&
 					n.Event.RequestID == last.Event.RequestID && n.Event.After == last.Event.After {
 					last.Event.Text += n.Event.Text
+					last.Event.Seq, last.Event.Off = n.Event.Seq, n.Event.Off // the run's end
 				} else {
 					batch = append(batch, n)
 				}
@@ -605,6 +660,7 @@ func (tp *topic) keep(ev Event) {
 	case ev.Kind == EventText && i >= 0 && tp.live[i].ev.Kind == EventText &&
 		tp.live[i].ev.RequestID == ev.RequestID && tp.live[i].ev.After == ev.After:
 		tp.live[i].tokens = append(tp.live[i].tokens, ev.Text...)
+		tp.live[i].ev.Pos = ev.Pos // the run's end
 		tp.size += len(ev.Text)
 	case ev.Kind == EventText:
 		// Room for a short reply at once: grown from a token's few bytes,
@@ -658,6 +714,7 @@ func (s *stream) add(sub *subscription) (whole bool) {
 		sub.queue = append(sub.queue, ev)
 	}
 	sub.queued = uint64(len(sub.queue))
+	sub.caughtUp = sub.queued
 	tp.subs[sub] = struct{}{}
 	return len(tp.live) > 0 || tp.made
 }

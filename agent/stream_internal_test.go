@@ -45,7 +45,7 @@ func FuzzNotes(f *testing.F) {
 	}
 	e := quietEngine()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		stop := e.Subscribe(context.Background(), "c1", func(ev Event) {
+		stop := e.Subscribe(context.Background(), "c1", Position{}, func(ev Event) {
 			switch {
 			case ev.Kind == EventPrompt && ev.Park == nil, ev.Kind == EventReply && ev.Reply == nil, ev.Kind == EventMessage && ev.Message == nil:
 				t.Errorf("told %+v, which has nothing to read", ev)
@@ -66,7 +66,7 @@ func TestCatchUp(t *testing.T) {
 	e.stream.post("c1", Event{Kind: EventText, RequestID: "T", Text: "Hel"}).run()
 	e.stream.post("c1", Event{Kind: EventText, RequestID: "T", Text: "lo"}).run()
 	var late recorder
-	defer e.Subscribe(context.Background(), "c1", late.hear)()
+	defer e.Subscribe(context.Background(), "c1", Position{}, late.hear)()
 	e.stream.post("c1", Event{Kind: EventText, RequestID: "T", Text: "!"}).run()
 	want := []Event{{Kind: EventRunning, RequestID: "T"}, call, {Kind: EventText, RequestID: "T", Text: "Hello"}, {Kind: EventText, RequestID: "T", Text: "!"}}
 	if diff := cmp.Diff(want, late.all(), cmpopts.IgnoreUnexported(Event{})); diff != "" {
@@ -75,7 +75,7 @@ func TestCatchUp(t *testing.T) {
 
 	e.stream.post("c1", Event{Kind: EventPrompt, RequestID: "T", Park: &store.Park{ID: "p1"}}, call).run()
 	var after recorder
-	defer e.Subscribe(context.Background(), "c1", after.hear)()
+	defer e.Subscribe(context.Background(), "c1", Position{}, after.hear)()
 	if got := after.all(); len(got) != 0 {
 		t.Errorf("after the turn parked, the catch-up is %+v, want none", got)
 	}
@@ -103,7 +103,7 @@ func TestCatchUpFromStore(t *testing.T) {
 	meanwhile := Event{Kind: EventText, RequestID: "T", Text: " And more."}
 	e.cfg.Store = duringOwedTurn{mem, func() { e.stream.post("c1", meanwhile).run() }}
 	var late recorder
-	defer e.Subscribe(ctx, "c1", late.hear)()
+	defer e.Subscribe(ctx, "c1", Position{}, late.hear)()
 	want := []Event{{Kind: EventRunning, RequestID: "T"}, {Kind: EventText, RequestID: "T", Text: "Said so far."}, meanwhile}
 	if diff := cmp.Diff(want, late.all(), cmpopts.IgnoreUnexported(Event{})); diff != "" {
 		t.Errorf("subscriber (-want +got):\n%s", diff)
@@ -112,7 +112,7 @@ func TestCatchUpFromStore(t *testing.T) {
 	// Once it ended, nothing is in progress.
 	must(mem.SaveStep(ctx, store.Lease{ParkID: "t1", Owner: "gone"}, store.Step{Done: true}))
 	var after recorder
-	defer quietEngineOn(mem).Subscribe(ctx, "c1", after.hear)()
+	defer quietEngineOn(mem).Subscribe(ctx, "c1", Position{}, after.hear)()
 	if got := after.all(); len(got) != 0 {
 		t.Errorf("after the turn ended, the catch-up is %+v, want none", got)
 	}
@@ -129,11 +129,11 @@ func TestCatchUpOfNewConversation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Subscribe(ctx, conv.ID, func(Event) {})()
+	defer e.Subscribe(ctx, conv.ID, Position{}, func(Event) {})()
 	if n := reads.n.Load(); n != 0 {
 		t.Errorf("a new conversation's catch-up read the store %d times", n)
 	}
-	defer e.Subscribe(ctx, "made-elsewhere", func(Event) {})()
+	defer e.Subscribe(ctx, "made-elsewhere", Position{}, func(Event) {})()
 	if n := reads.n.Load(); n != 1 {
 		t.Errorf("the catch-up of a conversation made elsewhere read the store %d times, want once", n)
 	}
@@ -175,8 +175,8 @@ func TestRelay(t *testing.T) {
 	here, there := quietEngine(bus).stream, quietEngine(bus).stream
 	bus.streams = []*stream{here, there}
 	var heard, own recorder
-	defer there.eng.Subscribe(context.Background(), "c1", heard.hear)()
-	defer here.eng.Subscribe(context.Background(), "c1", own.hear)()
+	defer there.eng.Subscribe(context.Background(), "c1", Position{}, heard.hear)()
+	defer here.eng.Subscribe(context.Background(), "c1", Position{}, own.hear)()
 
 	park := &store.Park{ID: "p1", Kind: "choices", Spec: json.RawMessage(`{"q":1}`), Turn: json.RawMessage(`{"v":1,"secret":"state"}`), LeaseOwner: "me"}
 	call := Event{Kind: EventToolCall, RequestID: "T", Call: store.ToolCall{ID: "c1", Name: "raise", Arguments: `{}`}}

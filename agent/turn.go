@@ -44,6 +44,16 @@ type turn struct {
 	// emitMu orders the turn's events on the engine's stream, and keeps
 	// every event after a cancel from it (lock order: see Engine).
 	emitMu sync.Mutex
+	// pos is the stream's position after the turn's last event, under
+	// emitMu: the Seq of the last message it stored (zero while it knows
+	// none: it was taken over) and the offset since. fresh: a message was
+	// stored since the last event, whose own event is at its offset 0.
+	pos   Position
+	fresh bool
+	// before is where the stream was before the last message stored:
+	// where a call told after the write that stored its result goes.
+	// Touched only by the run's goroutine.
+	before Position
 
 	leaseMu sync.Mutex
 	lease   *store.Lease // the lease of the owed turn this is, nil when none
@@ -164,13 +174,18 @@ func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack f
 	if m.Made != nil {
 		t.conv, t.log = m.Made, []*store.Message{msg}
 	}
+	var at Position
+	if msg.Seq > 0 {
+		at = Position{seq: msg.Seq}
+	}
+	t.pos = at
 	e.hold(t, l)
 	if ack != nil {
 		ack()
 	}
 	// The conversation's other clients (another tab, another process)
 	// see what was sent, not only the reply to it.
-	e.observe(sess.ConversationID, Event{Kind: EventMessage, RequestID: m.RequestID, Message: msg})
+	e.observe(sess.ConversationID, Event{Kind: EventMessage, RequestID: m.RequestID, Message: msg, Pos: at})
 	e.metrics.TurnStarted()
 	t.goRun(func() {
 		t.state.Citations = e.cite(t.ctx, m.Text)
@@ -398,18 +413,23 @@ func (t *turn) stop() {
 	t.cancel()
 }
 
-func (t *turn) emit(ev Event) { t.tell(ev, false) }
+func (t *turn) emit(ev Event) { t.tell(ev, false, nil) }
 
-func (t *turn) finish(ev Event) { t.tell(ev, true) }
+func (t *turn) finish(ev Event) { t.tell(ev, true, nil) }
 
-// tell tells the conversation's subscribers an event of the turn;
-// nothing after a cancel.
-func (t *turn) tell(ev Event, last bool) {
+// tell tells the conversation's subscribers an event of the turn, at
+// position at, or else where the stream is; nothing after a cancel.
+func (t *turn) tell(ev Event, last bool, at *Position) {
 	ev.RequestID, ev.After = t.requestID, t.after
 	t.emitMu.Lock()
 	if t.cancelled.Load() {
 		t.emitMu.Unlock()
 		return
+	}
+	if at != nil {
+		ev.Pos = *at
+	} else {
+		ev.Pos = t.advance(ev.Kind, len(ev.Text))
 	}
 	if last {
 		t.finished = true
@@ -422,6 +442,40 @@ func (t *turn) tell(ev Event, last bool) {
 	d := t.eng.stream.post(t.session.ConversationID, ev)
 	t.emitMu.Unlock()
 	d.run()
+}
+
+// advance moves the stream's position past an event of kind with n
+// bytes of text, and returns the event's; zero while the turn knows no
+// stored message. Under emitMu.
+func (t *turn) advance(kind EventKind, n int) Position {
+	if t.pos.seq == 0 {
+		return Position{}
+	}
+	switch {
+	case t.fresh && (kind == EventToolResult || kind == EventReply || kind == EventFailed):
+		// The event of the message just stored: at its offset 0.
+	case kind == EventText:
+		t.pos.off += int64(n)
+	default:
+		t.pos.off++
+	}
+	t.fresh = false
+	return t.pos
+}
+
+// stored moves the stream's position to msgs, just stored by the turn.
+func (t *turn) stored(msgs []*store.Message) {
+	n := len(msgs)
+	if n == 0 {
+		return
+	}
+	t.emitMu.Lock()
+	defer t.emitMu.Unlock()
+	t.before = t.pos
+	if n > 1 {
+		t.before = Position{seq: msgs[n-2].Seq}
+	}
+	t.pos, t.fresh = Position{seq: msgs[n-1].Seq}, true
 }
 
 // markCancelled marks the turn cancelled by a person and tells the
@@ -456,6 +510,10 @@ func (t *turn) markCancelledLocked() {
 	if id := t.parkID(); id != "" {
 		ev.After = id
 	}
+	if t.pos.seq != 0 {
+		// The last of the turn before the record of its end is stored.
+		ev.Pos = Position{seq: t.pos.seq, off: endOfSegment}
+	}
 	d := t.eng.stream.post(t.session.ConversationID, ev)
 	t.emitMu.Unlock()
 	d.run()
@@ -474,8 +532,12 @@ func (t *turn) fail(err error) {
 	}
 	t.eng.log.Error("turn failed", "requestId", t.requestID, "err", err)
 	if _, err := t.underLease(true, func(l store.Lease) error {
-		return t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state.encode(), Done: true,
-			Messages: []*store.Message{t.endedMessage(true)}})
+		ended := []*store.Message{t.endedMessage(true)}
+		err := t.eng.cfg.Store.SaveStep(context.Background(), l, store.Step{Turn: t.state.encode(), Done: true, Messages: ended})
+		if err == nil {
+			t.stored(ended)
+		}
+		return err
 	}); err != nil {
 		// The turn stays owed and is tried again by whoever takes it.
 		t.eng.log.Error("end failed turn", "requestId", t.requestID, "err", err)
@@ -515,6 +577,7 @@ func (t *turn) save(step store.Step) error {
 			}
 		}
 	}
+	t.stored(step.Messages)
 	t.logged(step.Messages)
 	return nil
 }
@@ -849,8 +912,7 @@ func (t *turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 		}
 		return false, t.answer(call, r)
 	}
-	t.emit(Event{Kind: EventToolCall, Call: call})
-	return false, t.answer(call, Result{Text: fmt.Sprintf("unknown tool '%s'", call.Name), IsError: true})
+	return false, t.answerUnshown(call, Result{Text: fmt.Sprintf("unknown tool '%s'", call.Name), IsError: true})
 }
 
 // runHost runs a host tool's call with the turn's context (cancel stops
@@ -862,6 +924,27 @@ func (t *turn) runHost(ht HostTool, call store.ToolCall, a *asker) Result {
 	}
 	ctx := context.WithValue(kindkit.WithAsker(t.ctx, a), liveKey{}, a)
 	return runHost(ctx, ht, info, call.Arguments)
+}
+
+// answerUnshown stores the result of a call that was not told yet (with
+// the model step that made it, when that is held), then tells the call and
+// its result: told after the write, the call has the position the store's
+// history gives it (see Position).
+func (t *turn) answerUnshown(call store.ToolCall, r Result) error {
+	msg := toolMessage(t.session.ConversationID, call, r, t.eng.clock.Now())
+	if err := t.save(store.Step{Messages: []*store.Message{msg}}); err != nil {
+		return err
+	}
+	at := t.before
+	if at.seq != 0 {
+		at.off++
+	} else {
+		at = Position{}
+	}
+	t.tell(Event{Kind: EventToolCall, Call: call}, false, &at)
+	t.toolFailed = r.IsError
+	t.emit(Event{Kind: EventToolResult, Call: call, Text: r.Text, IsError: r.IsError})
+	return nil
 }
 
 // answer stores a tool result and emits its chunk.
@@ -882,8 +965,7 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 	d := k.Descriptor()
 	r, err := k.ParseRaise([]byte(call.Arguments))
 	if err != nil {
-		t.emit(Event{Kind: EventToolCall, Call: call})
-		return false, t.answer(call, Result{Text: err.Error(), IsError: true})
+		return false, t.answerUnshown(call, Result{Text: err.Error(), IsError: true})
 	}
 	conv, err := t.conversation()
 	if err != nil {
@@ -891,16 +973,14 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 	}
 	if !supported(conv, d.Capability) {
 		t.state.stash(d.Name, r.Spec.JSON)
-		t.emit(Event{Kind: EventToolCall, Call: call})
-		return false, t.answer(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
+		return false, t.answerUnshown(call, Result{Text: k.Fallback(r.Spec, r.Reason)})
 	}
 	policy, err := t.eng.policy(k, &r.Spec, nil)
 	if err != nil {
 		// The kind's own default is not an answer to this spec: its
 		// author's bug, which the model is told and the log keeps.
 		t.eng.log.Error("a kind's deadline", "kind", d.Name, "err", err)
-		t.emit(Event{Kind: EventToolCall, Call: call})
-		return false, t.answer(call, Result{Text: err.Error(), IsError: true})
+		return false, t.answerUnshown(call, Result{Text: err.Error(), IsError: true})
 	}
 	t.opening = append(t.opening, opening{park: &store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call},
 		spec: &r.Spec, expiry: policy})
@@ -1039,6 +1119,7 @@ func (t *turn) parkOn(ps []opening) (bool, error) {
 		t.parked.Store(nil)
 		return false, err
 	}
+	t.stored(msgs)
 	for range parks {
 		e.metrics.Parked()
 	}
@@ -1070,8 +1151,7 @@ func (t *turn) parkOn(ps []opening) (bool, error) {
 				return true, err
 			}
 			e.parkEnded(taken, kept, store.ParkExpired)
-			t.emit(Event{Kind: EventToolCall, Call: p.ToolCall})
-			if err := t.answer(p.ToolCall, e.expiredAnswer(taken)); err != nil {
+			if err := t.answerUnshown(p.ToolCall, e.expiredAnswer(taken)); err != nil {
 				return false, err
 			}
 		}
@@ -1104,6 +1184,9 @@ func (t *turn) showPrompt(prompt []Event) bool {
 		return false
 	}
 	t.shown = true
+	for i := range prompt {
+		prompt[i].Pos = t.advance(prompt[i].Kind, 0)
+	}
 	d := t.eng.stream.post(t.session.ConversationID, prompt[0], prompt[1:]...)
 	t.emitMu.Unlock()
 	d.run()

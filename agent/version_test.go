@@ -200,7 +200,7 @@ func TestKindChangedBetweenRaiseAndSubmit(t *testing.T) {
 				var hook pickHook
 				v2 := deploy(t, st, catalogOf(t, pollKind(t, pollV2, pollV2Rules{}), v1), clock, []kindkit.Hook{hook.hook()})
 				f := newFollower()
-				t.Cleanup(v2.Subscribe(ctx, "c1", func(ev agent.Event) { f.events <- ev }))
+				t.Cleanup(v2.Subscribe(ctx, "c1", agent.Position{}, func(ev agent.Event) { f.events <- ev }))
 				if k, ok := v2.AskedKind(p); !ok || k != v1 {
 					t.Errorf("AskedKind = %v, %v; want version 1, which asked the card", k, ok)
 				}
@@ -233,7 +233,7 @@ func TestKindChangedBetweenRaiseAndSubmit(t *testing.T) {
 				v2 := deploy(t, st, catalogOf(t, pollKind(t, pollV2, upgradingV2Rules{}), pollKind(t, pollV1, pollV1Rules{})), clock,
 					[]kindkit.Hook{hook.hook()})
 				f := newFollower()
-				t.Cleanup(v2.Subscribe(ctx, "c1", func(ev agent.Event) { f.events <- ev }))
+				t.Cleanup(v2.Subscribe(ctx, "c1", agent.Position{}, func(ev agent.Event) { f.events <- ev }))
 				if ok, err := v2.Submit(ctx, sess, p.ID, agent.Answer{Values: json.RawMessage(`{"choice":"soup"}`)}, nil); !ok || err != nil {
 					t.Fatalf("Submit = %v, %v", ok, err)
 				}
@@ -251,7 +251,7 @@ func TestKindChangedBetweenRaiseAndSubmit(t *testing.T) {
 				var hook pickHook
 				v2 := deploy(t, st, catalogOf(t, pollKind(t, pollV2, upgradingV2Rules{})), clock, []kindkit.Hook{hook.hook()})
 				f := newFollower()
-				t.Cleanup(v2.Subscribe(ctx, "c1", func(ev agent.Event) { f.events <- ev }))
+				t.Cleanup(v2.Subscribe(ctx, "c1", agent.Position{}, func(ev agent.Event) { f.events <- ev }))
 				// Upgraded, the answer is version 2's: its rules check it.
 				var invalid *agent.InvalidAnswerError
 				if ok, err := v2.Submit(ctx, sess, p.ID, agent.Answer{Values: json.RawMessage(`{"choice":"salad"}`)}, nil); ok || !errors.As(err, &invalid) ||
@@ -276,7 +276,7 @@ func TestKindChangedBetweenRaiseAndSubmit(t *testing.T) {
 					var hook pickHook
 					v2 := deploy(t, st, catalogOf(t, pollKind(t, pollV2, pollV2Rules{})), clock, []kindkit.Hook{hook.hook()})
 					f := newFollower()
-					t.Cleanup(v2.Subscribe(ctx, "c1", func(ev agent.Event) { f.events <- ev }))
+					t.Cleanup(v2.Subscribe(ctx, "c1", agent.Position{}, func(ev agent.Event) { f.events <- ev }))
 					answer := agent.Answer{Values: json.RawMessage(`{"pick":"soup"}`)} // version 2's shape: valid now, not as asked
 					if how == "rejoin" {
 						conv, err := st.Conversation(ctx, "c1")
@@ -321,7 +321,7 @@ func TestKindChangedBetweenRaiseAndSubmit(t *testing.T) {
 				sess, p := raiseOnV1(t, versionless{st}, clock)
 				v2 := deploy(t, st, catalogOf(t, pollKind(t, pollV2, pollV2Rules{})), clock, nil)
 				f := newFollower()
-				t.Cleanup(v2.Subscribe(ctx, "c1", func(ev agent.Event) { f.events <- ev }))
+				t.Cleanup(v2.Subscribe(ctx, "c1", agent.Position{}, func(ev agent.Event) { f.events <- ev }))
 				if ok, err := v2.Submit(ctx, sess, p.ID, agent.Answer{Values: json.RawMessage(`{"pick":"soup"}`)}, nil); !ok || err != nil {
 					t.Fatalf("Submit = %v, %v", ok, err)
 				}
@@ -440,7 +440,7 @@ func TestAskAcrossADeploy(t *testing.T) {
 					}
 					second := on(t, st, clock, catalogOf(t, v2, v1), v2Tool(t, c.deadline))
 					g := newFollower()
-					t.Cleanup(second.Subscribe(ctx, "c1", func(ev agent.Event) { g.events <- ev }))
+					t.Cleanup(second.Subscribe(ctx, "c1", agent.Position{}, func(ev agent.Event) { g.events <- ev }))
 					switch {
 					case c.rejoin:
 						conv, err := st.Conversation(ctx, "c1")

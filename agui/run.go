@@ -303,7 +303,7 @@ func invalidMessage(errs []kindkit.FieldError) string {
 func (r *run) subscribe() (<-chan agent.Event, func()) {
 	events := make(chan agent.Event, eventBuffer)
 	lagged := false // fn is called one event at a time
-	stop := r.h.eng.Subscribe(r.ctx, r.thread.conv.ID, func(ev agent.Event) {
+	stop := r.h.eng.Subscribe(r.ctx, r.thread.conv.ID, agent.Position{}, func(ev agent.Event) {
 		if lagged {
 			return
 		}

@@ -46,7 +46,7 @@ func (c *conn) watch(conv string) {
 	}
 	w := &watch{c: c, conv: conv}
 	c.watching[conv] = w
-	w.stop = c.srv.engine.Subscribe(context.Background(), conv, w.hear)
+	w.stop = c.srv.engine.Subscribe(context.Background(), conv, agent.Position{}, w.hear)
 }
 
 // watchNow has the connection follow conversation conv's turns from now

@@ -105,6 +105,11 @@ type Message struct {
 	ToolName       string     // tool
 	IsError        bool       // tool
 	CreatedAt      time.Time
+	// Seq is the message's place in its conversation's history: set by
+	// the write that stores it (and by the reads), larger than the Seq of
+	// every message of the conversation stored before it, the same in
+	// every process. A subscriber's position in the stream is built on it.
+	Seq int64
 }
 
 // ParkKind tells what a parked turn waits for.
@@ -278,6 +283,10 @@ type Store interface {
 	// whether older ones remain. ErrNotFound when before is not in the
 	// conversation.
 	Messages(ctx context.Context, conversationID string, roles []Role, before string, limit int) ([]*Message, bool, error)
+	// MessagesAfter returns up to limit messages of the conversation whose
+	// Seq is larger than seq, oldest first: what a subscriber that saw the
+	// stream up to seq missed. None (no error) for an unknown conversation.
+	MessagesAfter(ctx context.Context, conversationID string, seq int64, limit int) ([]*Message, error)
 
 	// SavePark stores a new pending park: SaveParks with one park, which
 	// returns the first of the replaced ids ("" when there was none).

@@ -177,7 +177,7 @@ func park(t *testing.T, e *agent.Engine) (*store.Session, *store.Park) {
 		t.Fatal(err)
 	}
 	prompted := make(chan struct{}, 1)
-	stop := e.Subscribe(ctx, conv.ID, func(ev agent.Event) {
+	stop := e.Subscribe(ctx, conv.ID, agent.Position{}, func(ev agent.Event) {
 		if ev.Kind == agent.EventPrompt {
 			prompted <- struct{}{}
 		}

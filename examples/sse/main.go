@@ -60,17 +60,25 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 }
 
 // events streams the conversation's events until the client goes away;
-// a client that does not keep up is cut off, and may listen again.
+// a client that does not keep up is cut off, and may listen again. Each
+// event that has a position in the stream carries it as its id, and a
+// client that listens again with the last one it saw as Last-Event-ID
+// (as EventSource does) is told every event after it, once.
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	from, err := agent.ParsePosition(r.Header.Get("Last-Event-ID"))
+	if err != nil {
+		http.Error(w, "Last-Event-ID: not an id this stream sent", http.StatusBadRequest)
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	events := make(chan agent.Event, 256)
-	defer h.eng.Subscribe(ctx, r.PathValue("id"), func(ev agent.Event) {
+	defer h.eng.Subscribe(ctx, r.PathValue("id"), from, func(ev agent.Event) {
 		select {
 		case events <- ev:
 		default:
@@ -89,6 +97,11 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 			data, err := json.Marshal(wireEvent(ev))
 			if err != nil {
 				return
+			}
+			if !ev.Pos.IsZero() {
+				if _, err := fmt.Fprintf(w, "id: %s\n", ev.Pos); err != nil {
+					return
+				}
 			}
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, data); err != nil {
 				return

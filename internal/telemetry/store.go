@@ -51,12 +51,13 @@ const (
 	opClaimTurn
 	opSaveParks
 	opPendingParks
+	opMessagesAfter
 	numOps
 )
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
 	"create_session", "session", "set_contact", "append_messages", "start_turn", "messages", "save_park", "pending_park", "owed_turn", "take_park",
-	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn", "save_parks", "pending_parks"}
+	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn", "save_parks", "pending_parks", "messages_after"}
 
 // Store returns s with every operation timed. A store that is
 // store.Shared stays so.
@@ -132,6 +133,11 @@ func (t *timedStore) StartTurn(ctx context.Context, m *store.Message, p *store.P
 func (t *timedStore) Messages(ctx context.Context, conversationID string, roles []store.Role, before string, limit int) ([]*store.Message, bool, error) {
 	defer t.since(opMessages, time.Now())
 	return t.s.Messages(ctx, conversationID, roles, before, limit)
+}
+
+func (t *timedStore) MessagesAfter(ctx context.Context, conversationID string, seq int64, limit int) ([]*store.Message, error) {
+	defer t.since(opMessagesAfter, time.Now())
+	return t.s.MessagesAfter(ctx, conversationID, seq, limit)
 }
 
 func (t *timedStore) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {

@@ -384,6 +384,7 @@ func (s *Store) appendLocked(c *conversation, msgs []*store.Message) {
 		s.scratch = appendMessage(s.scratch[:0], m)
 		c.starts = append(c.starts, len(c.log))
 		c.log = append(c.log, s.scratch...)
+		m.Seq = int64(len(c.starts)) // a conversation's messages are never deleted one by one
 	}
 	c.used = time.Now()
 }
@@ -405,6 +406,7 @@ func (s *Store) Messages(_ context.Context, id string, roles []store.Role, befor
 	i := end - 1
 	for ; i >= 0 && len(out) < limit; i-- {
 		if m := readMessage(c.message(i), c.ID); len(roles) == 0 || slices.Contains(roles, m.Role) {
+			m.Seq = int64(i + 1)
 			out = append(out, m)
 		}
 	}
@@ -416,6 +418,22 @@ func (s *Store) Messages(_ context.Context, id string, roles []store.Role, befor
 		}
 	}
 	return out, more, nil
+}
+
+func (s *Store) MessagesAfter(_ context.Context, id string, seq int64, limit int) ([]*store.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok {
+		return nil, nil
+	}
+	var out []*store.Message
+	for i := max(seq, 0); i < int64(len(c.starts)) && len(out) < limit; i++ {
+		m := readMessage(c.message(int(i)), c.ID)
+		m.Seq = i + 1
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kindkit/kindkit/store"
 )
@@ -60,7 +61,7 @@ func TestLoad(t *testing.T) {
 					t.Fatal(err)
 				}
 				slices.Reverse(msgs)
-				if d := cmp.Diff(b.Messages, msgs); d != "" {
+				if d := cmp.Diff(b.Messages, msgs, cmpopts.IgnoreFields(store.Message{}, "Seq")); d != "" {
 					t.Errorf("messages (-want +got):\n%s", d)
 				}
 				p, err := s.PendingPark(ctx, b.Conversation.ID)

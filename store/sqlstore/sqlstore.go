@@ -426,7 +426,7 @@ var (
 	// owedTurn finds the conversation's parks by its key at the start of
 	// an index, as startTurn does.
 	owedTurn           = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND owed LIMIT 1`
-	messagesPage       = `SELECT id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages WHERE ck = ` + convKey(1) + ` AND seq < $2`
+	messagesPage       = `SELECT seq, id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages WHERE ck = ` + convKey(1) + ` AND seq < $2`
 	insertSessionQuery = `INSERT INTO sessions (id, ` + sessionCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ` + convKey(2) + `)`
 )
 
@@ -691,10 +691,77 @@ func (s *Store) insertMessages(ctx context.Context, db executor, conv string, ms
 	} else {
 		query = insertMessagesQuery(len(msgs))
 	}
-	if _, err := db.ExecContext(ctx, query, args...); err != nil {
+	if s.dialect == dialectPostgres {
+		if err := s.insertReturning(ctx, db, query, args, msgs); err != nil {
+			return s.wrap("append messages", err)
+		}
+		return nil
+	}
+	res, err := db.ExecContext(ctx, query, args...)
+	if err == nil {
+		err = setSeqs(res, msgs)
+	}
+	if err != nil {
 		return s.wrap("append messages", err)
 	}
 	return nil
+}
+
+// setSeqs sets the Seq of msgs, the rows one SQLite INSERT added: their
+// rowids follow one another (each is one more than the largest, and
+// SQLite has one writer), the last one the result's.
+func setSeqs(res sql.Result, msgs []*store.Message) error {
+	last, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		m.Seq = last - int64(len(msgs)-1-i)
+	}
+	return nil
+}
+
+// insertReturning runs a PostgreSQL INSERT of msgs and sets their Seq.
+// Their seqs increase in the order of the rows, but other writers' may
+// fall between them: each is read back.
+func (s *Store) insertReturning(ctx context.Context, db executor, query string, args []any, msgs []*store.Message) error {
+	n := len(msgs)
+	if n == 1 {
+		return db.QueryRowContext(ctx, returningFew[1], args...).Scan(&msgs[0].Seq)
+	}
+	if n < len(returningFew) {
+		query = returningFew[n]
+	} else {
+		query = returningSeqs(query)
+	}
+	var seqs string
+	if err := db.QueryRowContext(ctx, query, args...).Scan(&seqs); err != nil {
+		return err
+	}
+	for i, f := range strings.Split(seqs, ",") {
+		seq, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || i >= len(msgs) {
+			return fmt.Errorf("sqlstore: the seqs of inserted messages: %q", seqs)
+		}
+		msgs[i].Seq = seq
+	}
+	return nil
+}
+
+// returningFew are insertFew's statements as PostgreSQL runs them, with
+// the seqs they add returned, made once.
+var returningFew = func() (qs [len(insertFew)]string) {
+	qs[1] = insertFew[1] + ` RETURNING seq`
+	for n := 2; n < len(qs); n++ {
+		qs[n] = returningSeqs(insertFew[n])
+	}
+	return qs
+}()
+
+// returningSeqs is insert, an INSERT into messages, as a query whose one
+// row is the seqs of the rows it added, in order, comma separated.
+func returningSeqs(insert string) string {
+	return `WITH ins AS (` + insert + ` RETURNING seq) SELECT string_agg(seq::text, ',' ORDER BY seq) FROM ins`
 }
 
 // startTurn inserts message $1 to $9 (appendMessageArgs) when its
@@ -716,6 +783,13 @@ const startFirstTurn = `INSERT INTO messages (` + messageCols + `, ck)
 	WHERE c.id = $2 AND c.model_pos = $10 AND COALESCE(c.supports, '') = COALESCE($11, '')
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.ck = c.ck)
 		AND NOT EXISTS (SELECT 1 FROM parks p WHERE p.ck = c.ck AND p.state = 'pending')`
+
+// returning is startTurn and startFirstTurn as PostgreSQL runs them, with
+// the message's seq returned.
+var returning = map[string]string{
+	startTurn:      startTurn + ` RETURNING seq`,
+	startFirstTurn: startFirstTurn + ` RETURNING seq`,
+}
 
 // insertTurn saves a turn's record, owed its reply under a lease.
 var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, NULL, '', ` + convKey(2) + `)`
@@ -761,7 +835,7 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 				return err
 			}
 		}
-		inserted, err := insertOne(ctx, tx, query, args...)
+		inserted, err := s.insertMessage(ctx, tx, m, query, args...)
 		if err != nil {
 			return err
 		}
@@ -772,7 +846,7 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 			if withdrawn, err = s.withdrawIn(ctx, tx, m.ConversationID, waiting); err != nil {
 				return err
 			}
-			if inserted, err = insertOne(ctx, tx, query, args...); err != nil {
+			if inserted, err = s.insertMessage(ctx, tx, m, query, args...); err != nil {
 				return err
 			} else if !inserted {
 				return errBusy // a turn is owed a reply as well
@@ -790,15 +864,24 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 	return withdrawn, true, nil
 }
 
-// insertOne runs an INSERT … SELECT that adds one row when its conditions
-// hold; inserted says whether they did.
-func insertOne(ctx context.Context, ex executor, query string, args ...any) (inserted bool, err error) {
+// insertMessage runs an INSERT … SELECT that adds message m when its
+// conditions hold, and sets m's Seq when it did.
+func (s *Store) insertMessage(ctx context.Context, ex executor, m *store.Message, query string, args ...any) (inserted bool, err error) {
+	if s.dialect == dialectPostgres {
+		err := ex.QueryRowContext(ctx, returning[query], args...).Scan(&m.Seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	res, err := ex.ExecContext(ctx, query, args...)
 	if err != nil {
 		return false, err
 	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	return true, setSeqs(res, []*store.Message{m})
 }
 
 // withdrawIn takes conversation conv's pending parks, the first saved
@@ -867,7 +950,7 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 			calls   sql.NullString
 			created sql.NullInt64
 		)
-		if err := rows.Scan(&m.ID, &m.Role, &m.Text, &calls, &m.ToolCallID, &m.ToolName, &m.IsError, &created); err != nil {
+		if err := rows.Scan(&m.Seq, &m.ID, &m.Role, &m.Text, &calls, &m.ToolCallID, &m.ToolName, &m.IsError, &created); err != nil {
 			return nil, false, s.wrap("list messages", err)
 		}
 		if m.ToolCalls, err = fromJSONText[store.ToolCall](calls); err != nil {
@@ -891,6 +974,39 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 		out = out[:limit]
 	}
 	return out, more, nil
+}
+
+// messagesAfter reads a conversation's messages after a seq, by the
+// index on (ck, seq).
+var messagesAfter = `SELECT seq, id, role, text, tool_calls, tool_call_id, tool_name, is_error, created_at FROM messages
+	WHERE ck = ` + convKey(1) + ` AND seq > $2 ORDER BY seq LIMIT $3`
+
+func (s *Store) MessagesAfter(ctx context.Context, id string, seq int64, limit int) ([]*store.Message, error) {
+	rows, err := s.rdb.QueryContext(ctx, messagesAfter, id, seq, max(limit, 0))
+	if err != nil {
+		return nil, s.wrap("list messages after", err)
+	}
+	defer rows.Close()
+	var out []*store.Message
+	for rows.Next() {
+		m := &store.Message{ConversationID: id}
+		var (
+			calls   sql.NullString
+			created sql.NullInt64
+		)
+		if err := rows.Scan(&m.Seq, &m.ID, &m.Role, &m.Text, &calls, &m.ToolCallID, &m.ToolName, &m.IsError, &created); err != nil {
+			return nil, s.wrap("list messages after", err)
+		}
+		if m.ToolCalls, err = fromJSONText[store.ToolCall](calls); err != nil {
+			return nil, s.wrap("list messages after", err)
+		}
+		m.CreatedAt = fromNanos(created)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list messages after", err)
+	}
+	return out, nil
 }
 
 const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome, record, park_group`

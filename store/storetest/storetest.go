@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MessagesRoundTrip", testMessagesRoundTrip},
 		{"MessagesPaging", testMessagesPaging},
 		{"MessagesErrors", testMessagesErrors},
+		{"MessageSeqs", testMessageSeqs},
 		{"StartTurn", testStartTurn},
 		{"StartTurnWhileWaiting", testStartTurnWhileWaiting},
 		{"StartTurnRacesTake", testStartTurnRacesTake},
@@ -75,10 +76,15 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 // opts compare records: times by Equal (cmp uses the method), spec JSON by
 // meaning, and nil and empty slices and maps alike.
-var opts = cmp.Options{
-	cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type() != reflect.TypeFor[json.RawMessage]() }, cmpopts.EquateEmpty()),
-	cmp.Comparer(func(a, b json.RawMessage) bool { return jsonEqual(a, b) }),
-}
+// A message's Seq is compared by testMessageSeqs (withSeq) only: the
+// others compare with messages they made, which have none.
+var (
+	withSeq = cmp.Options{
+		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type() != reflect.TypeFor[json.RawMessage]() }, cmpopts.EquateEmpty()),
+		cmp.Comparer(func(a, b json.RawMessage) bool { return jsonEqual(a, b) }),
+	}
+	opts = append(cmp.Options{cmpopts.IgnoreFields(store.Message{}, "Seq")}, withSeq...)
+)
 
 func jsonEqual(a, b []byte) bool {
 	if len(a) == 0 || len(b) == 0 {
@@ -384,6 +390,76 @@ func testMessagesRoundTrip(t *testing.T, s store.Store) {
 	must(t, err)
 	if len(got) != 0 || more {
 		t.Errorf("Messages(empty) = %d messages, more %v", len(got), more)
+	}
+}
+
+// testMessageSeqs: every write that stores messages sets their Seq, in the
+// order of the conversation's history whichever write stored them, the
+// reads return the same, and MessagesAfter lists the messages after a seq,
+// oldest first, up to its limit.
+func testMessageSeqs(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	newConv(t, s, "c1")
+	newConv(t, s, "c2")
+	var stored []*store.Message
+	note := func(msgs ...*store.Message) {
+		for _, m := range msgs {
+			if m.Seq <= 0 {
+				t.Errorf("message %s stored with Seq %d", m.ID, m.Seq)
+			}
+		}
+		stored = append(stored, msgs...)
+	}
+	all := history("c1", 0, 3)
+	must(t, s.AppendMessages(ctx, all...))
+	note(all...)
+	must(t, s.AppendMessages(ctx, history("c2", 0, 2)...)) // another conversation's between
+	l := store.Lease{ParkID: "t1", Owner: "A", Until: at(60)}
+	user := &store.Message{ID: "m-user", ConversationID: "c1", Role: store.RoleUser, Text: "hi", CreatedAt: at(4)}
+	if _, ok, err := s.StartTurn(ctx, user, turnRecord("c1", l), nil, nil); err != nil || !ok {
+		t.Fatalf("StartTurn = %v, %v", ok, err)
+	}
+	note(user)
+	step := []*store.Message{{ID: "m-a", ConversationID: "c1", Role: store.RoleAssistant, Text: "a", CreatedAt: at(5)},
+		{ID: "m-b", ConversationID: "c1", Role: store.RoleAssistant, Text: "b", CreatedAt: at(5)}}
+	must(t, s.SaveStep(ctx, l, store.Step{Turn: json.RawMessage(`{}`), Messages: step}))
+	note(step...)
+	p := newPark("c1", "p1", at(600))
+	raise := &store.Message{ID: "m-raise", ConversationID: "c1", Role: store.RoleAssistant, ToolCalls: []store.ToolCall{p.ToolCall}, CreatedAt: at(6)}
+	if _, err := s.SavePark(ctx, p, &l, raise); err != nil {
+		t.Fatalf("SavePark: %v", err)
+	}
+	note(raise)
+	answer := toolResult(p, `{"status":"submitted"}`)
+	if _, ok, err := s.TakePark(ctx, "p1", store.Answer{State: store.ParkResolved, Messages: []*store.Message{answer}}); err != nil || !ok {
+		t.Fatalf("TakePark = %v, %v", ok, err)
+	}
+	note(answer)
+	for i := 1; i < len(stored); i++ {
+		if stored[i].Seq <= stored[i-1].Seq {
+			t.Errorf("message %s has Seq %d, not after %s's %d", stored[i].ID, stored[i].Seq, stored[i-1].ID, stored[i-1].Seq)
+		}
+	}
+	got, err := s.MessagesAfter(ctx, "c1", 0, 100)
+	must(t, err)
+	if d := cmp.Diff(stored, got, withSeq); d != "" {
+		t.Errorf("MessagesAfter(0) (-want +got):\n%s", d)
+	}
+	got, err = s.MessagesAfter(ctx, "c1", stored[2].Seq, 2)
+	must(t, err)
+	if d := cmp.Diff(stored[3:5], got, withSeq); d != "" {
+		t.Errorf("MessagesAfter(the third, limit 2) (-want +got):\n%s", d)
+	}
+	if got, err := s.MessagesAfter(ctx, "c1", stored[len(stored)-1].Seq, 10); err != nil || len(got) != 0 {
+		t.Errorf("MessagesAfter(the last) = %d messages, %v; want none", len(got), err)
+	}
+	if got, err := s.MessagesAfter(ctx, "nope", 0, 10); err != nil || len(got) != 0 {
+		t.Errorf("MessagesAfter(unknown conversation) = %d messages, %v; want none", len(got), err)
+	}
+	page, _, err := s.Messages(ctx, "c1", nil, "", 100)
+	must(t, err)
+	if d := cmp.Diff(reversed(stored), page, withSeq); d != "" {
+		t.Errorf("Messages (-want +got):\n%s", d)
 	}
 }
 
