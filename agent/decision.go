@@ -159,7 +159,7 @@ func (e *Engine) Decide(ctx context.Context, sess *store.Session, parkID string,
 			ok, err = e.late(ctx, sess.ConversationID, parkID) // taken meanwhile
 		}
 	}()
-	return e.resolveAck(context.WithValue(ctx, decidedKey{}, &d), sess, p, store.ParkResolved, r, ViaCard, func(t *turn) {
+	return e.resolveAck(context.WithValue(ctx, decidedKey{}, &d), sess, p, store.ParkResolved, r, personPath(ctx), func(t *turn) {
 		if ack != nil {
 			ack(Taken{RequestID: t.requestID})
 		}

@@ -633,7 +633,7 @@ type Taken struct {
 // values, and the turn resumes. The answer of the same card given in
 // words (the submit_interaction tool) is validated and hooked alike.
 func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string, a Answer, ack func(Taken)) (ok bool, err error) {
-	return e.submit(ctx, sess, parkID, a, ViaCard, ack)
+	return e.submit(ctx, sess, parkID, a, personPath(ctx), ack)
 }
 
 // submit is Submit by the path via.
@@ -764,8 +764,10 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	turn.Expiry, turn.KindVersion = nil, "" // the park's, which ends here
 	var actor *store.Session
 	decision := ""
-	if via == ViaCard {
-		actor = sess
+	if via == ViaCard || via == ViaLink {
+		if via == ViaCard {
+			actor = sess
+		}
 		if p.Type == store.ParkConfirmation {
 			decision = decisionOf(decidedFrom(ctx), r)
 		}

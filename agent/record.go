@@ -15,6 +15,7 @@ import (
 // The paths by which an ask ends (Record.Via).
 const (
 	ViaCard     = "card"     // a person answered it through a transport (Submit, Confirm)
+	ViaLink     = "link"     // a person answered it through a one-time answer link (ByLink)
 	ViaTool     = "tool"     // its host tool answered it from outside the call (Answerer: an MCP server's completion notice)
 	ViaWords    = "words"    // its own session wrote a message instead, naming it (Message.Withdraw)
 	ViaWithdraw = "withdraw" // another session's message withdrew it
@@ -104,6 +105,24 @@ type principalKey struct{}
 // says so.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+type linkKey struct{}
+
+// ByLink returns ctx saying that the answer Submit or Decide is called
+// with came through a one-time answer link rather than a session of the
+// conversation: the record says so (ViaLink), and names no session, since
+// the session passed is the conversation's, not the answerer's.
+func ByLink(ctx context.Context) context.Context {
+	return context.WithValue(ctx, linkKey{}, true)
+}
+
+// personPath is the path by which ctx's caller answers in person.
+func personPath(ctx context.Context) string {
+	if b, _ := ctx.Value(linkKey{}).(bool); b {
+		return ViaLink
+	}
+	return ViaCard
 }
 
 func principalOf(ctx context.Context) string {
@@ -223,6 +242,8 @@ func (e *AskEndedError) Error() string {
 		msg += fmt.Sprintf(" (%s)", e.Via)
 	case ViaKindChanged:
 		msg += " (kind changed)"
+	case ViaLink:
+		msg += " (by an answer link)"
 	}
 	return msg
 }
