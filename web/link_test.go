@@ -1,0 +1,184 @@
+package web_test
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/kindkit/kindkit/internal/syncbuf"
+	"github.com/kindkit/kindkit/server"
+	"github.com/kindkit/kindkit/store/storetest"
+)
+
+// hooks is a webhook receiver: it verifies each request's signature with
+// the Standard Webhooks library and hands on its body.
+type hooks struct {
+	*httptest.Server
+	bodies chan []byte
+}
+
+func newHooks(t *testing.T, secret string) *hooks {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hooks{bodies: make(chan []byte, 16)}
+	var mu sync.Mutex
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if err := wh.Verify(b, r.Header); err != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Errorf("webhook signature: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		h.bodies <- b
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// next is the next event of type typ; events of other types before it
+// are passed over.
+func (h *hooks) next(t *testing.T, typ string) map[string]any {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case b := <-h.bodies:
+			var e struct {
+				Type string
+				Data map[string]any
+			}
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatalf("webhook body %s: %v", b, err)
+			}
+			if e.Type == typ {
+				return e.Data
+			}
+		case <-timeout:
+			t.Fatalf("no %s webhook came", typ)
+		}
+	}
+}
+
+// freeAddr is a loopback address nothing listens on yet.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestAnswerLinkInBrowser: a person's tab on one kindserver process waits
+// on a card; the ask.parked webhook, from a real receiver, carries an
+// answer link to the other process (both on one PostgreSQL). An approver
+// opens it in another tab and answers; the person's tab sees the turn
+// resume live, and the link then shows the ask answered, by whom, how
+// and when. Auth is on: the approver's page carries a bearer token for
+// the conversation's owner, as a link answers for no one else.
+func TestAnswerLinkInBrowser(t *testing.T) {
+	chromium(t)
+	const hookSecret = "whsec_bGluay1icm93c2VyLXRlc3QtMDEyMzQ1Njc4OQ=="
+	authSecret := "browser-link-test-auth-secret-0123456789"
+	t.Setenv("KINDKIT_WEBHOOK_SECRET", hookSecret)
+	t.Setenv("KINDKIT_LINK_SECRET", "browser-link-test-secret-0123456789abcdef")
+	dsn := storetest.PostgresDB(t)
+	recv := newHooks(t, hookSecret)
+	dir := t.TempDir()
+	scriptFile := filepath.Join(dir, "script.json")
+	script := `[{"kind":"toolCall","text":"I need a manager's choice.","name":"request_choices",
+		"arguments":"{\"questions\":[{\"question\":\"Which plan?\",\"header\":\"Plan\",\"options\":[\"Basic\",\"Pro\"]}],\"reason\":\"to quote\"}"},
+		{"kind":"text","text":"Pro it is."}]`
+	if err := os.WriteFile(scriptFile, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chatAddr, linkAddr := freeAddr(t), freeAddr(t)
+	run := func(addr string) *kindserver {
+		k := &kindserver{t: t, addr: addr, log: &syncbuf.Buffer{}, args: []string{"-addr", addr, "-store", dsn, "-script", scriptFile,
+			"-auth-secret", authSecret, "-webhook-url", recv.URL + "/hooks", "-public-url", "http://" + linkAddr}}
+		k.start()
+		t.Cleanup(func() {
+			if k.cmd != nil {
+				k.cmd.Process.Kill()
+				k.cmd.Wait()
+			}
+			if t.Failed() {
+				t.Logf("kindserver %s log:\n%s", addr, k.log.String())
+			}
+		})
+		return k
+	}
+	chat, other := run(chatAddr), run(linkAddr)
+	token := server.SignToken([]byte(authSecret), server.Principal{Sub: "ada"}, time.Now().Add(time.Hour))
+
+	browser := startBrowser(t)
+	person := newPage(t, browser)
+	person.open(chat.url() + "?token=" + token)
+	person.say("quote", true)
+	card := `.card[data-kind="choices"]`
+	person.do("the card", chromedp.WaitVisible(chromedp.CSS(card+`[data-state="open"] button[type="submit"]`)))
+
+	parked := recv.next(t, "ask.parked")
+	answerURL, _ := parked["answerUrl"].(string)
+	base, fragment, found := strings.Cut(answerURL, "#")
+	if !found || base != other.url()+"answer" || fragment == "" {
+		t.Fatalf("ask.parked's answerUrl %q, want one to %sanswer", answerURL, other.url())
+	}
+	// The token is the fragment: the server never sees it in a URL.
+	if strings.Contains(other.log.String(), fragment) || strings.Contains(chat.log.String(), fragment) {
+		t.Error("a log holds the link's token")
+	}
+
+	approver := newPage(t, browser)
+	withBearer := base + "?token=" + token + "#" + fragment
+	approver.do("open the link", chromedp.Navigate(withBearer))
+	linkCard := `#answer ` + card + `[data-state="open"]`
+	approver.do("the linked card", chromedp.WaitVisible(chromedp.CSS(linkCard+` button[type="submit"]`)))
+	if got := approver.text("#answer"); !strings.Contains(got, "Which plan?") || strings.Contains(got, "I need a manager") {
+		t.Errorf("the linked card shows %q: want its question, and nothing of the conversation", got)
+	}
+	approver.do("answer by link", chromedp.Click(chromedp.CSS(linkCard+` .chip[data-label="Pro"]`)),
+		chromedp.Click(chromedp.CSS(linkCard+` button[type="submit"]`)))
+	approver.waitFor("the ask answered", `document.querySelector("#ended[data-status=submitted]") !== null`)
+
+	person.waitFor("the turn resumed live", `[...document.querySelectorAll(".msg.assistant")].some(m => m.innerText.includes("Pro it is."))`)
+	person.waitFor("the card closed", `!document.querySelector('`+card+`[data-state="open"]')`)
+	if resolved := recv.next(t, "ask.resolved"); resolved["status"] != "submitted" || resolved["interactionId"] != parked["interactionId"] {
+		t.Errorf("ask.resolved: %v", resolved)
+	}
+
+	// Opened again, the link shows the ask answered: by whom, how, when.
+	approver.do("open the link again", chromedp.Reload())
+	approver.waitFor("the ended ask", `document.querySelector("#ended") !== null`)
+	ended := approver.text("#ended")
+	for _, want := range []string{"Answered by ada through an answer link.", "At "} {
+		if !strings.Contains(ended, want) {
+			t.Errorf("the link after the answer shows %q, want %q", ended, want)
+		}
+	}
+	if eval[string](approver, `document.querySelector("#ended time").getAttribute("datetime")`) == "" {
+		t.Error("no time of the answer")
+	}
+	// Without the bearer, the link is refused as if there were no ask.
+	stranger := newPage(t, startBrowser(t))
+	stranger.do("open the link without a token", chromedp.Navigate(answerURL))
+	stranger.waitFor("the refusal", `document.querySelector("#problem") !== null`)
+	if got := stranger.text("#problem"); !strings.Contains(got, "no such ask") {
+		t.Errorf("the link without the owner's token: %q", got)
+	}
+}
