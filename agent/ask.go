@@ -25,6 +25,7 @@ type asker struct {
 	next     int         // the next earlier Ask
 	card     *store.Park // a new question, shown as a card
 	policy   expiry      // its deadline policy
+	to       string      // whom it is addressed to (kindkit.AddressedTo)
 	fallback string      // a new question, asked in conversation: the directive
 	kind     string      // the new question's kind
 	spec     json.RawMessage
@@ -35,7 +36,7 @@ type asker struct {
 }
 
 func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reason string, o kindkit.AskOptions) (json.RawMessage, error) {
-	return a.ask(kind, spec, reason, false, o.Deadline)
+	return a.ask(kind, spec, reason, false, o.Deadline, o.To)
 }
 
 type liveKey struct{}
@@ -53,7 +54,7 @@ func AskLive(ctx context.Context, kind string, spec json.RawMessage, reason stri
 	if !ok {
 		return nil, fmt.Errorf("agent: ask %s: AskLive works inside a host tool call", kind)
 	}
-	return a.ask(kind, spec, reason, true, nil)
+	return a.ask(kind, spec, reason, true, nil, "")
 }
 
 // Checkpoint keeps memo, an opaque value of the tool's own, as the host
@@ -93,7 +94,7 @@ func Memo(ctx context.Context) json.RawMessage {
 	return slices.Clone(a.memo)
 }
 
-func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool, deadline *kindkit.Deadline) (json.RawMessage, error) {
+func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool, deadline *kindkit.Deadline, to string) (json.RawMessage, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.card != nil || a.fallback != "" {
@@ -131,7 +132,7 @@ func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool,
 	a.kind, a.spec, a.live = kind, r.Spec.JSON, live
 	if supported(conv, k.Descriptor().Capability) {
 		a.card = &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call}
-		a.policy = policy
+		a.policy, a.to = policy, to
 	} else {
 		a.fallback = k.Fallback(r.Spec, r.Reason)
 	}
@@ -175,7 +176,7 @@ func (t *turn) callHost(ht HostTool, call store.ToolCall) (parked bool, r Result
 		if a.live {
 			t.state.Live = t.eng.owner
 		}
-		t.expiry = a.policy
+		t.expiry, t.addressee = a.policy, a.to
 		parked, err = t.park(a.card)
 		return parked, Result{}, err
 	case a.fallback != "":

@@ -33,6 +33,10 @@ type Config struct {
 	// asking. Approve and Reject are always allowed once a call waits
 	// (Engine.Allowed). ConfirmMatching makes one from name substrings.
 	Confirm func(tool string) Decision
+	// ConfirmTo, when set, addresses a tool's confirmations (MayAnswer):
+	// for its name, the principal or "group:NAME" that alone may decide
+	// on its calls; "" lets any participant.
+	ConfirmTo func(tool string) string
 	// Hooks run with every accepted answer of their kind (<kind>gen.OnAnswer),
 	// on the card's path and on the conversation's; an error is logged and
 	// never fails the turn.
@@ -624,7 +628,9 @@ type Taken struct {
 }
 
 // Submit answers park parkID, the pending card of sess's conversation,
-// with a, on the one path every answer takes: the card's kind validates
+// with a, on the one path every answer takes (an ask addressed to someone
+// ctx's caller is not, MayAnswer, is refused as one that is not pending:
+// false, no error): the card's kind validates
 // the values against its spec, the park is taken with the canonical
 // payload in one write, exactly once (ok is false when it was not pending
 // any more, with an *AskEndedError that says what became of it when the
@@ -644,6 +650,9 @@ func (e *Engine) submit(ctx context.Context, sess *store.Session, parkID string,
 	}
 	if p == nil {
 		return e.late(ctx, sess.ConversationID, parkID)
+	}
+	if !MayAnswer(ctx, e.AddressedTo(p)) {
+		return false, nil // not the caller's to answer: as if it did not exist
 	}
 	defer func() {
 		if !ok && err == nil {

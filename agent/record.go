@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -123,6 +125,41 @@ func personPath(ctx context.Context) string {
 		return ViaLink
 	}
 	return ViaCard
+}
+
+type groupsKey struct{}
+
+// WithGroups returns ctx naming the groups (a token's groups claim) of
+// its principal (WithPrincipal): an ask addressed to "group:NAME" may be
+// answered by a principal of group NAME.
+func WithGroups(ctx context.Context, groups []string) context.Context {
+	return context.WithValue(ctx, groupsKey{}, groups)
+}
+
+// GroupPrefix begins an addressee that names a group.
+const GroupPrefix = "group:"
+
+// MayAnswer says whether ctx's caller (WithPrincipal, WithGroups) may
+// answer an ask addressed to to: anyone when to is empty, else the
+// principal it names, or a principal of the group it names.
+func MayAnswer(ctx context.Context, to string) bool {
+	if to == "" {
+		return true
+	}
+	if group, ok := strings.CutPrefix(to, GroupPrefix); ok {
+		groups, _ := ctx.Value(groupsKey{}).([]string)
+		return group != "" && principalOf(ctx) != "" && slices.Contains(groups, group)
+	}
+	return principalOf(ctx) == to
+}
+
+// AddressedTo is whom pending or ended park p is addressed to (an Ask's
+// kindkit.AddressedTo, a confirmation's Config.ConfirmTo); "" when anyone
+// of its conversation may answer it. A transport shows the card of an ask
+// its caller may not answer (MayAnswer) read-only, waiting for it.
+func (e *Engine) AddressedTo(p *store.Park) string {
+	s, _ := stateOf(p) // an ended park's state may be gone: addressed to none then
+	return s.Addressee
 }
 
 func principalOf(ctx context.Context) string {
@@ -250,7 +287,7 @@ func (e *AskEndedError) Error() string {
 
 // Ended says what became of ask id of conversation conv when it is no
 // longer pending: an *AskEndedError, or nil when the store does not know
-// it (or it still waits).
+// it (or it still waits, or ctx's caller may not answer it: MayAnswer).
 func (e *Engine) Ended(ctx context.Context, conv, id string) (*AskEndedError, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, nil // no ask was ever named so
@@ -261,6 +298,9 @@ func (e *Engine) Ended(ctx context.Context, conv, id string) (*AskEndedError, er
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !MayAnswer(ctx, e.AddressedTo(p)) {
+		return nil, nil // not the caller's: as if there were none
 	}
 	var o struct {
 		Status string `json:"status"`

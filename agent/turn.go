@@ -70,8 +70,9 @@ type turn struct {
 	conv *store.Conversation
 	log  []*store.Message
 
-	raised *kindkit.Spec // the spec of the raise that parks, for waiting
-	expiry expiry        // the deadline policy of the ask that parks; zero: the engine's default
+	raised    *kindkit.Spec // the spec of the raise that parks, for waiting
+	expiry    expiry        // the deadline policy of the ask that parks; zero: the engine's default
+	addressee string        // whom the ask that parks is addressed to; "" anyone
 
 	// held is the model step whose tool calls run now, not stored yet:
 	// the first call's write takes it along (its result's, or its park's),
@@ -775,6 +776,9 @@ func (t *turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 		rerun := len(t.state.Asked[call.ID]) > 0
 		approved := t.state.Approved == call.ID
 		if !approved && !rerun && t.eng.cfg.Confirm != nil && t.eng.cfg.Confirm(call.Name) != 0 {
+			if e := t.eng; e.cfg.ConfirmTo != nil {
+				t.addressee = e.cfg.ConfirmTo(call.Name)
+			}
 			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
 		}
 		// The tool may have effects: its call is stored before it runs.
@@ -876,6 +880,7 @@ func (t *turn) park(p *store.Park) (bool, error) {
 	kept := t.state // what the turn resumes from
 	kept.Trace, kept.ParkedAt = "", time.Time{}
 	kept.Expiry, t.expiry = t.expiry.kept(), expiry{}
+	kept.Addressee, t.addressee = t.addressee, ""
 	if k, ok := e.cfg.Catalog.Kind(p.Kind); ok && p.Type == store.ParkInteraction {
 		kept.KindVersion = k.Descriptor().Version // its answer is taken as asked, whatever a deploy changes
 	}

@@ -18,8 +18,9 @@
 // same answer again returns the first result; a different one gets the
 // engine's "already answered" error (agent.AskEndedError), with when and
 // by which path. When auth is on, a link answers only for a bearer the
-// ask is meant for (the conversation's owner): a leaked link alone is
-// not enough. docs/links.md has the threat model.
+// ask is meant for (its addressee, kindkit.AddressedTo, else the
+// conversation's owner): a leaked link alone is not enough.
+// docs/links.md has the threat model.
 //
 // The token travels in the URL's fragment (…/answer#<token>), which
 // browsers never send to a server, so it stays out of access logs and

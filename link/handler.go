@@ -25,8 +25,9 @@ const MaxBody = 64 << 10
 type Options struct {
 	Signer *Signer
 	// AuthSecret, when set, turns auth on: a link answers (and shows its
-	// ask) only for a bearer token (Authorization: Bearer) whose subject
-	// is the conversation's owner. AuthRules are what such a token must
+	// ask) only for a bearer token (Authorization: Bearer) whose principal
+	// may answer it: its addressee (agent.MayAnswer) when it is addressed,
+	// else the conversation's owner. AuthRules are what such a token must
 	// carry besides.
 	AuthSecret []byte
 	AuthRules  server.TokenRules
@@ -158,36 +159,50 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if len(h.opts.AuthSecret) > 0 {
-		principal, ok := h.principal(r)
-		if !ok || !h.mayAnswer(ctx, c.ConversationID, principal) {
+		p, ok := h.principal(r)
+		if !ok {
 			notFound(w) // as if the ask did not exist
 			return
 		}
-		ctx = agent.WithPrincipal(ctx, principal)
+		ctx = agent.WithGroups(agent.WithPrincipal(ctx, p.Sub), p.Groups)
+		if !h.mayAnswer(ctx, c, p.Sub) {
+			notFound(w)
+			return
+		}
 	}
 	call(ctx, w, c, req)
 }
 
-// principal is the request's bearer's subject; ok false without a valid
-// token.
-func (h *Handler) principal(r *http.Request) (string, bool) {
+// principal is the request's bearer; ok false without a valid token.
+func (h *Handler) principal(r *http.Request) (server.Principal, bool) {
 	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !found {
-		return "", false
+		return server.Principal{}, false
 	}
 	p, err := server.VerifyToken(strings.TrimSpace(token), h.opts.AuthSecret, h.eng.Clock().Now(), h.opts.AuthRules)
 	if err != nil {
 		h.log.Info("link: rejected bearer token", "err", err)
-		return "", false
+		return server.Principal{}, false
 	}
-	return p.Sub, true
+	return p, true
 }
 
-// mayAnswer says whether principal may answer conversation conv's asks:
-// its owner may.
-func (h *Handler) mayAnswer(ctx context.Context, conv, principal string) bool {
-	c, err := h.eng.Store().Conversation(ctx, conv)
-	return err == nil && c.Owner != "" && c.Owner == principal
+// mayAnswer says whether ctx's caller, principal, may see and answer the
+// ask c names: its addressee when it is addressed (agent.MayAnswer), else
+// its conversation's owner.
+func (h *Handler) mayAnswer(ctx context.Context, c Claims, principal string) bool {
+	p, err := h.eng.PendingAsk(ctx, c.ConversationID)
+	if err == nil && (p == nil || p.ID != c.AskID) {
+		p, err = h.eng.Store().EndedPark(ctx, c.ConversationID, c.AskID)
+	}
+	if err != nil {
+		return false
+	}
+	if to := h.eng.AddressedTo(p); to != "" {
+		return agent.MayAnswer(ctx, to)
+	}
+	conv, err := h.eng.Store().Conversation(ctx, c.ConversationID)
+	return err == nil && conv.Owner != "" && conv.Owner == principal
 }
 
 // ask answers /answer/ask: the pending ask the link names, or how it

@@ -25,9 +25,11 @@ import (
 func (c *conn) dispatch(ctx context.Context, data []byte) {
 	if !c.principal.Expires.IsZero() && !c.srv.clock.Now().Before(c.principal.Expires) {
 		c.principal = Principal{}
+		c.identity.Store(nil)
 	}
 	if c.principal.Sub != "" {
 		ctx = agent.WithPrincipal(ctx, c.principal.Sub) // the record of an ask this frame ends names it
+		ctx = agent.WithGroups(ctx, c.principal.Groups) // an ask addressed to a group of theirs is theirs to answer
 	}
 	f, supports, err := decodeFrame(data)
 	if err != nil {

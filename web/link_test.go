@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -16,7 +17,12 @@ import (
 	"github.com/chromedp/chromedp"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/kindkit/kindkit"
+	"github.com/kindkit/kindkit/agent"
+	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/syncbuf"
+	"github.com/kindkit/kindkit/kinds"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store/storetest"
 )
@@ -180,5 +186,46 @@ func TestAnswerLinkInBrowser(t *testing.T) {
 	stranger.waitFor("the refusal", `document.querySelector("#problem") !== null`)
 	if got := stranger.text("#problem"); !strings.Contains(got, "no such ask") {
 		t.Errorf("the link without the owner's token: %q", got)
+	}
+}
+
+// TestAddressedCardReadOnly: a card addressed to someone else is drawn
+// read-only in the conversation's own page, waiting for them: no control
+// answers it.
+func TestAddressedCardReadOnly(t *testing.T) {
+	chromium(t)
+	secret := []byte("addressed-card-test-secret-0123456789")
+	tool, err := agent.NewTool("approve_refund", "Ask a manager.", func(ctx context.Context, _ struct{}) (any, error) {
+		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
+			Options: []choicesgen.Option{{Label: "Basic"}, {Label: "Pro"}}}}}
+		if _, err := choicesgen.Ask(ctx, q, "to quote", kindkit.AddressedTo("group:managers")); err != nil {
+			return nil, err
+		}
+		return "done", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "approve_refund", Arguments: `{}`}, {Kind: "text", Text: "Done."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startServerConfig(t, servertest.Config{Catalog: catalog, Model: model, Tools: []agent.HostTool{tool}, AuthSecret: secret})
+	p := newPage(t, startBrowser(t))
+	p.open(url + "?token=" + server.SignToken(secret, server.Principal{Sub: "ada"}, time.Now().Add(time.Hour)))
+	p.say("refund", true)
+	card := `.card[data-kind="choices"]`
+	p.waitFor("the card", `document.querySelector('`+card+`') !== null`)
+	p.waitFor("it waits", `document.querySelector('`+card+`').dataset.state === "waiting"`)
+	if got := p.text(card + " .card-status"); got != "Waiting for group:managers" {
+		t.Errorf("the card's status %q", got)
+	}
+	enabled := eval[int](p, `[...document.querySelectorAll('`+card+` button, `+card+` input')].filter(c => !c.disabled && c.offsetParent !== null).length`)
+	if enabled != 0 {
+		t.Errorf("%d controls of the waiting card can be used", enabled)
 	}
 }

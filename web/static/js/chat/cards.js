@@ -21,10 +21,13 @@ export function onInteraction(m) {
     // The same card again, after a reconnect: keep what was typed.
     existing.rid = rid;
     existing.sessionId = state.sessionId;
-    if (existing.state !== "open") existing.setState("open");
+    if (d.waitingFor) existing.waitFor(d.waitingFor);
+    else if (existing.state !== "open") existing.setState("open");
     return;
   }
   const card = chatCard(d, rid, t);
+  // Addressed to someone else: shown, not answerable here.
+  if (d.waitingFor) card.waitFor(d.waitingFor);
   state.cards.set(d.interactionId, card);
   // A host tool's Ask (an MCP server's elicitation) comes while its tool
   // runs: the tool waits for the card, and runs on once it is answered.
@@ -41,7 +44,8 @@ export function onInteraction(m) {
   const focusWasIdle = !a || a === document.body || a === el.send;
   card.el.scrollIntoView({ block: "nearest" });
   if (focusWasIdle) card.heading.focus({ preventScroll: true });
-  announce("The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
+  announce(d.waitingFor ? `The assistant asks ${d.waitingFor}: ${card.heading.textContent}.`
+    : "The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
 }
 
 export function onInvalid(m) {
