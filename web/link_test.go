@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,8 +24,10 @@ import (
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/syncbuf"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/link"
 	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store/storetest"
+	"github.com/kindkit/kindkit/web"
 )
 
 // hooks is a webhook receiver: it verifies each request's signature with
@@ -228,4 +231,66 @@ func TestAddressedCardReadOnly(t *testing.T) {
 	if enabled != 0 {
 		t.Errorf("%d controls of the waiting card can be used", enabled)
 	}
+}
+
+// TestAnswerPageAccessible runs axe-core on the answer page: with its card
+// open, then showing how the ask ended.
+func TestAnswerPageAccessible(t *testing.T) {
+	src := axeSource(t)
+	chromium(t)
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "request_choices",
+		Arguments: `{"questions":[{"question":"Which plan?","header":"Plan","options":["Basic","Pro"]}],"reason":"to quote"}`}, {Kind: "text", Text: "Pro it is."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	srv := servertest.Start(t, servertest.Config{Catalog: catalog, Model: model, Logger: slog.New(slog.DiscardHandler)}, mux)
+	signer, err := link.NewSigner([]byte("answer-page-a11y-test-secret-0123456789"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := link.NewHandler(srv.Engine, link.Options{Signer: signer})
+	mux.Handle("/answer/ask", answers)
+	mux.Handle("/answer/submit", answers)
+	mux.Handle("/", web.Handler(catalog))
+
+	ctx := context.Background()
+	conv, sess, err := srv.Engine.NewConversation(ctx, "", []string{"choice_chips"}, agent.Opening{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompted := make(chan struct{}, 1)
+	stop := srv.Engine.Subscribe(ctx, conv.ID, func(ev agent.Event) {
+		if ev.Kind == agent.EventPrompt {
+			prompted <- struct{}{}
+		}
+	})
+	defer stop()
+	if err := srv.Engine.Send(ctx, sess, agent.Message{RequestID: "r1", Text: "quote"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-prompted:
+	case <-time.After(stepTimeout):
+		t.Fatal("the turn never parked")
+	}
+	p, err := srv.Engine.PendingAsk(ctx, conv.ID)
+	if err != nil || p == nil {
+		t.Fatalf("PendingAsk = %v, %v", p, err)
+	}
+	token := signer.Mint(link.Claims{ConversationID: conv.ID, AskID: p.ID, Expires: time.Now().Add(time.Hour)})
+
+	pg := newPage(t, startBrowser(t))
+	pg.do("open the link", chromedp.Navigate(link.URL(srv.URL, token)))
+	card := `#answer .card[data-kind="choices"][data-state="open"]`
+	pg.do("the card", chromedp.WaitVisible(chromedp.CSS(card+` button[type="submit"]`)))
+	pg.axe(src, "the answer page, its card open")
+	pg.do("answer", chromedp.Click(chromedp.CSS(card+` .chip[data-label="Pro"]`)), chromedp.Click(chromedp.CSS(card+` button[type="submit"]`)))
+	pg.waitFor("the ask answered", `document.querySelector("#ended[data-status=submitted]") !== null`)
+	pg.axe(src, "the answer page, the ask answered")
+	srv.Engine.Wait()
 }
