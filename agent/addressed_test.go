@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/kinds/choices"
 	"github.com/kindkit/kindkit/store"
+	"github.com/kindkit/kindkit/store/memstore"
 )
 
 // An ask addressed to a group (kindkit.AddressedTo) is answered only by a
@@ -99,4 +103,47 @@ func TestMayAnswer(t *testing.T) {
 			t.Errorf("MayAnswer(%v, %q) = %v", c.ctx, c.to, got)
 		}
 	}
+}
+
+// A kind whose x-kind names an addressee (Descriptor.Addressee) addresses
+// every card of it, the model's raise included; an Ask's own AddressedTo
+// comes first.
+func TestKindAddressee(t *testing.T) {
+	ctx := context.Background()
+	all, err := kinds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := all.Kind(choicesgen.Name)
+	d := base.Descriptor()
+	d.Addressee = "group:legal"
+	legal, err := kindkit.NewKind[choicesgen.Spec, choicesgen.Values](d, choices.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog, err := kindkit.NewCatalog(legal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memstore.New()
+	e, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: script(t, "Pro it is."), ParkTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(ctx) })
+	sess := conversation(t, st, "", "choice_chips")
+	f := newFollower()
+	f.start(e, sess, "hi")
+	p := f.next(t, agent.EventPrompt).Park
+	if got := e.AddressedTo(p); got != "group:legal" {
+		t.Fatalf("the model's raise is addressed to %q, want the kind's group:legal", got)
+	}
+	values := agent.Answer{Values: []byte(`{"answers":[{"header":"Plan","options":["Pro"]}]}`)}
+	if ok, err := e.Submit(agent.WithPrincipal(ctx, "ada"), sess, p.ID, values, nil); ok || err != nil {
+		t.Errorf("ada, not of legal: %v, %v", ok, err)
+	}
+	if ok, err := e.Submit(agent.WithGroups(agent.WithPrincipal(ctx, "lee"), []string{"legal"}), sess, p.ID, values, nil); !ok || err != nil {
+		t.Errorf("lee, of legal: %v, %v", ok, err)
+	}
+	f.next(t, agent.EventReply)
 }

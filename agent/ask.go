@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,7 +133,7 @@ func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool,
 	a.kind, a.spec, a.live = kind, r.Spec.JSON, live
 	if supported(conv, k.Descriptor().Capability) {
 		a.card = &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call}
-		a.policy, a.to = policy, to
+		a.policy, a.to = policy, cmp.Or(to, k.Descriptor().Addressee) // the Ask's, else the kind's
 	} else {
 		a.fallback = k.Fallback(r.Spec, r.Reason)
 	}

@@ -856,6 +856,7 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 		t.emit(Event{Kind: EventToolCall, Call: call})
 		return false, t.answer(call, Result{Text: err.Error(), IsError: true})
 	}
+	t.addressee = d.Addressee // the kind's (x-kind addressee), if any
 	return t.park(&store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call})
 }
 
