@@ -155,3 +155,48 @@ func TestAddresseeOnEveryPath(t *testing.T) {
 var timestamp = regexp.MustCompile(`"timestamp":[0-9]+,?`)
 
 func submit0(token string) map[string]any { return submit(token, pro) }
+
+// Without auth there are no principals: a link to an addressed ask shows
+// and answers nothing, as for an ask that does not exist, and the ask
+// waits for its deadline.
+func TestAddressedLinkWithoutAuth(t *testing.T) {
+	tool, err := agent.NewTool("approve_refund", "Ask a manager.", func(ctx context.Context, _ struct{}) (any, error) {
+		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
+			Options: []choicesgen.Option{{Label: "Basic"}, {Label: "Pro"}}}}}
+		_, err := choicesgen.Ask(ctx, q, "to quote", kindkit.AddressedTo("bob"))
+		return "done", err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "approve_refund", Arguments: `{}`}, {Kind: "text", Text: "Done."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	srv := servertest.Start(t, servertest.Config{Model: model, Tools: []agent.HostTool{tool}, Logger: slog.New(slog.DiscardHandler)}, mux)
+	signer := signer(t, secretA)
+	answers := link.NewHandler(srv.Engine, link.Options{Signer: signer})
+	mux.Handle("/answer/ask", answers)
+	mux.Handle("/answer/submit", answers)
+	ctx := context.Background()
+	conv, sess, err := srv.Engine.NewConversation(ctx, "", []string{"choice_chips"}, agent.Opening{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, eng: srv.Engine, url: srv.URL, events: make(chan agent.Event, 64)}
+	t.Cleanup(srv.Engine.Subscribe(ctx, conv.ID, func(ev agent.Event) { r.events <- ev }))
+	if err := srv.Engine.Send(ctx, sess, agent.Message{RequestID: "r1", Text: "refund"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := r.next(agent.EventPrompt).Park
+	tok := signer.Mint(link.Claims{ConversationID: conv.ID, AskID: p.ID, Expires: time.Now().Add(time.Hour)})
+	for _, what := range []string{"ask", "submit"} {
+		if code, got := r.post(what, "", submit0(tok)); code != 404 || got["code"] != "not_found" {
+			t.Errorf("%s: %d %v, want 404", what, code, got)
+		}
+	}
+	if q, _ := srv.Engine.PendingAsk(ctx, conv.ID); q == nil || q.ID != p.ID {
+		t.Error("the ask ended")
+	}
+}

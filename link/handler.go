@@ -217,6 +217,10 @@ func (h *Handler) ask(ctx context.Context, w http.ResponseWriter, c Claims, _ re
 		h.ended(ctx, w, c, nil)
 		return
 	}
+	if !agent.MayAnswer(ctx, h.eng.AddressedTo(p)) {
+		notFound(w) // addressed, and auth off: no one may answer it here
+		return
+	}
 	a := Ask{State: "pending", InteractionID: p.ID, Ask: string(p.Type), Expires: c.Expires}
 	if !p.Deadline.IsZero() {
 		d := p.Deadline.UTC()
