@@ -55,6 +55,17 @@ type AskOptions struct {
 	// Deadline, when set, is the ask's deadline policy in place of the
 	// engine's default.
 	Deadline *Deadline
+	// To, when set, addresses the ask (AddressedTo): only it may answer.
+	To string
+}
+
+// AddressedTo addresses an Ask to to: a principal (an authenticated
+// subject, "ada") or, written "group:NAME", every principal whose token's
+// groups claim names NAME. Only an addressee may answer it; the
+// conversation's other participants see it waiting for to, and an
+// answer from them is refused as if the ask did not exist.
+func AddressedTo(to string) AskOption {
+	return func(o *AskOptions) { o.To = to }
 }
 
 // An AskOption sets how one Ask asks.

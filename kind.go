@@ -32,6 +32,10 @@ type Descriptor struct {
 	// its cards wait and what expiry resolves them to, where the engine's
 	// default would. An Ask's own (WithDeadline) comes first.
 	Deadline Deadline
+	// Addressee, when set (x-kind addressee), addresses every card of the
+	// kind, as AddressedTo does one Ask's (which comes first): a principal,
+	// or group:NAME.
+	Addressee string
 	// Version is the kind's version, which NewKind sets (whatever it is
 	// given): a digest of the schema, less its wording and x- hints, and of the
 	// rules' version (VersionedRules). A card keeps the version that asked

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,7 @@ type asker struct {
 }
 
 func (a *asker) Ask(ctx context.Context, kind string, spec json.RawMessage, reason string, o kindkit.AskOptions) (json.RawMessage, error) {
-	return a.ask(kind, spec, reason, false, o.Deadline)
+	return a.ask(kind, spec, reason, false, o.Deadline, o.To)
 }
 
 type liveKey struct{}
@@ -53,7 +54,7 @@ func AskLive(ctx context.Context, kind string, spec json.RawMessage, reason stri
 	if !ok {
 		return nil, fmt.Errorf("agent: ask %s: AskLive works inside a host tool call", kind)
 	}
-	return a.ask(kind, spec, reason, true, nil)
+	return a.ask(kind, spec, reason, true, nil, "")
 }
 
 // Checkpoint keeps memo, an opaque value of the tool's own, as the host
@@ -93,7 +94,7 @@ func Memo(ctx context.Context) json.RawMessage {
 	return slices.Clone(a.memo)
 }
 
-func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool, deadline *kindkit.Deadline) (json.RawMessage, error) {
+func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool, deadline *kindkit.Deadline, to string) (json.RawMessage, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.cards) > 0 || a.fallback != "" {
@@ -107,7 +108,7 @@ func (a *asker) ask(kind string, spec json.RawMessage, reason string, live bool,
 	if err != nil {
 		return nil, fmt.Errorf("ask %s: %w", kind, err)
 	}
-	if _, err := a.open(conv, kindkit.AskRequest{Kind: kind, Spec: spec, Reason: reason, Options: kindkit.AskOptions{Deadline: deadline}}, true); err != nil {
+	if _, err := a.open(conv, kindkit.AskRequest{Kind: kind, Spec: spec, Reason: reason, Options: kindkit.AskOptions{Deadline: deadline, To: to}}, true); err != nil {
 		return nil, err
 	}
 	a.live = live
@@ -184,7 +185,7 @@ func (a *asker) open(conv *store.Conversation, q kindkit.AskRequest, first bool)
 	}
 	if supported(conv, k.Descriptor().Capability) {
 		a.cards = append(a.cards, opening{park: &store.Park{Type: store.ParkInteraction, Kind: kind, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: a.call},
-			spec: &r.Spec, expiry: policy})
+			spec: &r.Spec, expiry: policy, addressee: cmp.Or(q.Options.To, k.Descriptor().Addressee)}) // the Ask's, else the kind's
 		return true, nil
 	}
 	if first {

@@ -132,6 +132,9 @@ func (e *Engine) Decide(ctx context.Context, sess *store.Session, parkID string,
 	if p == nil {
 		return e.late(ctx, sess.ConversationID, parkID)
 	}
+	if !MayAnswer(ctx, e.AddressedTo(p)) {
+		return false, nil // not the caller's to decide: as if it did not exist
+	}
 	if d.Decision&(d.Decision-1) != 0 || e.Allowed(p)&d.Decision == 0 {
 		return false, ErrDecisionNotAllowed
 	}
@@ -159,7 +162,7 @@ func (e *Engine) Decide(ctx context.Context, sess *store.Session, parkID string,
 			ok, err = e.late(ctx, sess.ConversationID, parkID) // taken meanwhile
 		}
 	}()
-	return e.resolveAck(context.WithValue(ctx, decidedKey{}, &d), sess, p, store.ParkResolved, r, ViaCard, func(t *turn) {
+	return e.resolveAck(context.WithValue(ctx, decidedKey{}, &d), sess, p, store.ParkResolved, r, personPath(ctx), func(t *turn) {
 		if ack != nil {
 			ack(Taken{RequestID: t.requestID, Resumes: !t.notResumed})
 		}

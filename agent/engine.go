@@ -33,6 +33,10 @@ type Config struct {
 	// asking. Approve and Reject are always allowed once a call waits
 	// (Engine.Allowed). ConfirmMatching makes one from name substrings.
 	Confirm func(tool string) Decision
+	// ConfirmTo, when set, addresses a tool's confirmations (MayAnswer):
+	// for its name, the principal or "group:NAME" that alone may decide
+	// on its calls; "" lets any participant.
+	ConfirmTo func(tool string) string
 	// Hooks run with every accepted answer of their kind (<kind>gen.OnAnswer),
 	// on the card's path and on the conversation's; an error is logged and
 	// never fails the turn.
@@ -630,7 +634,9 @@ type Taken struct {
 }
 
 // Submit answers park parkID, the pending card of sess's conversation,
-// with a, on the one path every answer takes: the card's kind validates
+// with a, on the one path every answer takes (an ask addressed to someone
+// ctx's caller is not, MayAnswer, is refused as one that is not pending:
+// false, no error): the card's kind validates
 // the values against its spec, the park is taken with the canonical
 // payload in one write, exactly once (ok is false when it was not pending
 // any more, with an *AskEndedError that says what became of it when the
@@ -639,7 +645,7 @@ type Taken struct {
 // values, and the turn resumes. The answer of the same card given in
 // words (the submit_interaction tool) is validated and hooked alike.
 func (e *Engine) Submit(ctx context.Context, sess *store.Session, parkID string, a Answer, ack func(Taken)) (ok bool, err error) {
-	return e.submit(ctx, sess, parkID, a, ViaCard, ack)
+	return e.submit(ctx, sess, parkID, a, personPath(ctx), ack)
 }
 
 // submit is Submit by the path via.
@@ -650,6 +656,9 @@ func (e *Engine) submit(ctx context.Context, sess *store.Session, parkID string,
 	}
 	if p == nil {
 		return e.late(ctx, sess.ConversationID, parkID)
+	}
+	if !MayAnswer(ctx, e.AddressedTo(p)) {
+		return false, nil // not the caller's to answer: as if it did not exist
 	}
 	defer func() {
 		if !ok && err == nil {
@@ -781,8 +790,10 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	turn.Expiry, turn.KindVersion = nil, "" // the park's, which ends here
 	var actor *store.Session
 	decision := ""
-	if via == ViaCard {
-		actor = sess
+	if via == ViaCard || via == ViaLink {
+		if via == ViaCard {
+			actor = sess
+		}
 		if p.Type == store.ParkConfirmation {
 			decision = decisionOf(decidedFrom(ctx), r)
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +17,7 @@ import (
 // The paths by which an ask ends (Record.Via).
 const (
 	ViaCard     = "card"     // a person answered it through a transport (Submit, Confirm)
+	ViaLink     = "link"     // a person answered it through a one-time answer link (ByLink)
 	ViaTool     = "tool"     // its host tool answered it from outside the call (Answerer: an MCP server's completion notice)
 	ViaWords    = "words"    // its own session wrote a message instead, naming it (Message.Withdraw)
 	ViaWithdraw = "withdraw" // another session's message withdrew it
@@ -104,6 +107,59 @@ type principalKey struct{}
 // says so.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+type linkKey struct{}
+
+// ByLink returns ctx saying that the answer Submit or Decide is called
+// with came through a one-time answer link rather than a session of the
+// conversation: the record says so (ViaLink), and names no session, since
+// the session passed is the conversation's, not the answerer's.
+func ByLink(ctx context.Context) context.Context {
+	return context.WithValue(ctx, linkKey{}, true)
+}
+
+// personPath is the path by which ctx's caller answers in person.
+func personPath(ctx context.Context) string {
+	if b, _ := ctx.Value(linkKey{}).(bool); b {
+		return ViaLink
+	}
+	return ViaCard
+}
+
+type groupsKey struct{}
+
+// WithGroups returns ctx naming the groups (a token's groups claim) of
+// its principal (WithPrincipal): an ask addressed to "group:NAME" may be
+// answered by a principal of group NAME.
+func WithGroups(ctx context.Context, groups []string) context.Context {
+	return context.WithValue(ctx, groupsKey{}, groups)
+}
+
+// GroupPrefix begins an addressee that names a group.
+const GroupPrefix = "group:"
+
+// MayAnswer says whether ctx's caller (WithPrincipal, WithGroups) may
+// answer an ask addressed to to: anyone when to is empty, else the
+// principal it names, or a principal of the group it names.
+func MayAnswer(ctx context.Context, to string) bool {
+	if to == "" {
+		return true
+	}
+	if group, ok := strings.CutPrefix(to, GroupPrefix); ok {
+		groups, _ := ctx.Value(groupsKey{}).([]string)
+		return group != "" && principalOf(ctx) != "" && slices.Contains(groups, group)
+	}
+	return principalOf(ctx) == to
+}
+
+// AddressedTo is whom pending or ended park p is addressed to (an Ask's
+// kindkit.AddressedTo, a confirmation's Config.ConfirmTo); "" when anyone
+// of its conversation may answer it. A transport shows the card of an ask
+// its caller may not answer (MayAnswer) read-only, waiting for it.
+func (e *Engine) AddressedTo(p *store.Park) string {
+	s, _ := stateOf(p) // an ended park's state may be gone: addressed to none then
+	return s.Addressee
 }
 
 func principalOf(ctx context.Context) string {
@@ -223,13 +279,15 @@ func (e *AskEndedError) Error() string {
 		msg += fmt.Sprintf(" (%s)", e.Via)
 	case ViaKindChanged:
 		msg += " (kind changed)"
+	case ViaLink:
+		msg += " (by an answer link)"
 	}
 	return msg
 }
 
 // Ended says what became of ask id of conversation conv when it is no
 // longer pending: an *AskEndedError, or nil when the store does not know
-// it (or it still waits).
+// it (or it still waits, or ctx's caller may not answer it: MayAnswer).
 func (e *Engine) Ended(ctx context.Context, conv, id string) (*AskEndedError, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, nil // no ask was ever named so
@@ -240,6 +298,9 @@ func (e *Engine) Ended(ctx context.Context, conv, id string) (*AskEndedError, er
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !MayAnswer(ctx, e.AddressedTo(p)) {
+		return nil, nil // not the caller's: as if there were none
 	}
 	var o struct {
 		Status string `json:"status"`

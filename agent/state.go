@@ -68,6 +68,9 @@ type turnState struct {
 	// asked (askedOf). Parks of engines before it have none, and are
 	// taken with the kind served now.
 	KindVersion string `json:"kindVersion,omitempty"`
+	// Addressee is whom the pending park is addressed to (MayAnswer);
+	// kept past its end, so that an ended ask says nothing to others.
+	Addressee string `json:"addressee,omitempty"`
 }
 
 // stateVersion is the version of turnState this engine writes, and

@@ -88,6 +88,7 @@ type turn struct {
 	// opening are the raises of the model step that wait to be opened
 	// together with the next one (ParallelAsks): they park as one group.
 	opening []opening
+	addressee string // whom the ask that parks is addressed to; "" anyone
 
 	// held is the model step whose tool calls run now, not stored yet:
 	// the first call's write takes it along (its result's, or its park's),
@@ -267,9 +268,10 @@ func (w *waiting) find(id string, typ store.ParkKind) *waiting {
 // opening is a park to be saved, with the spec and the deadline policy
 // its raise checked.
 type opening struct {
-	park   *store.Park
-	spec   *kindkit.Spec
-	expiry expiry
+	park      *store.Park
+	spec      *kindkit.Spec
+	expiry    expiry
+	addressee string // whom it is addressed to; "" anyone
 }
 
 // ParallelAsks is the capability (a value of a conversation's supports)
@@ -888,6 +890,9 @@ func (t *turn) runToolCall(call store.ToolCall) (parked bool, err error) {
 		rerun := len(t.state.Asked[call.ID]) > 0
 		approved := t.state.Approved == call.ID
 		if !approved && !rerun && t.eng.cfg.Confirm != nil && t.eng.cfg.Confirm(call.Name) != 0 {
+			if e := t.eng; e.cfg.ConfirmTo != nil {
+				t.addressee = e.cfg.ConfirmTo(call.Name)
+			}
 			return t.park(&store.Park{Type: store.ParkConfirmation, ToolCall: call})
 		}
 		// The tool may have effects: its call is stored before it runs.
@@ -983,7 +988,7 @@ func (t *turn) raise(k kindkit.Kind, call store.ToolCall) (bool, error) {
 		return false, t.answerUnshown(call, Result{Text: err.Error(), IsError: true})
 	}
 	t.opening = append(t.opening, opening{park: &store.Park{Type: store.ParkInteraction, Kind: d.Name, Spec: r.Spec.JSON, Reason: r.Reason, ToolCall: call},
-		spec: &r.Spec, expiry: policy})
+		spec: &r.Spec, expiry: policy, addressee: d.Addressee}) // the kind's (x-kind addressee), if any
 	if supported(conv, ParallelAsks) && t.raiseNext() {
 		return false, nil // opened with the next raise of the step
 	}
@@ -1013,8 +1018,8 @@ func (t *turn) parkAll() (bool, error) {
 // and the deferred call chunk. The turn's goroutine ends; a submit, a
 // confirmation, the deadline or a drain resumes it from the store.
 func (t *turn) park(p *store.Park) (bool, error) {
-	o := opening{park: p, spec: t.raised, expiry: t.expiry}
-	t.raised, t.expiry = nil, expiry{}
+	o := opening{park: p, spec: t.raised, expiry: t.expiry, addressee: t.addressee}
+	t.raised, t.expiry, t.addressee = nil, expiry{}, ""
 	return t.parkOn([]opening{o})
 }
 
@@ -1051,7 +1056,7 @@ func (t *turn) parkOn(ps []opening) (bool, error) {
 		p.Deadline = p.CreatedAt.Add(cmp.Or(o.expiry.After, e.cfg.ParkTimeout))
 		p.State = store.ParkPending
 		own := kept
-		own.Expiry = o.expiry.kept()
+		own.Expiry, own.Addressee = o.expiry.kept(), o.addressee
 		if group != "" && own.Asking != "" {
 			// One of a host tool's AskAll cards: its answer is its own
 			// outcome, read back with the others' once the last is in.

@@ -177,24 +177,24 @@ func (h *Handler) origin(r *http.Request) (string, bool) {
 }
 
 // principal is who the request acts for: the subject of its verified
-// token, "" when anonymous or when auth is off.
-func (h *Handler) principal(r *http.Request) string {
+// token and its groups claim, "" when anonymous or when auth is off.
+func (h *Handler) principal(r *http.Request) (sub string, groups []string) {
 	if len(h.opts.AuthSecret) == 0 {
-		return ""
+		return "", nil
 	}
 	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !found {
 		token, found = r.URL.Query().Get("token"), r.URL.Query().Has("token")
 	}
 	if !found {
-		return ""
+		return "", nil
 	}
 	p, err := server.VerifyToken(strings.TrimSpace(token), h.opts.AuthSecret, h.clock.Now(), h.opts.AuthRules)
 	if err != nil {
 		h.log.Info("agui: rejected token; the run is anonymous", "err", err)
-		return ""
+		return "", nil
 	}
-	return p.Sub
+	return p.Sub, p.Groups
 }
 
 // client names the request's client for its limits.
@@ -206,7 +206,7 @@ func client(principal string, r *http.Request) string {
 }
 
 func (h *Handler) serveRun(w http.ResponseWriter, r *http.Request) {
-	principal := h.principal(r)
+	principal, groups := h.principal(r)
 	who := client(principal, r)
 	if !h.runs.Allow(who, h.clock.Now()) {
 		http.Error(w, "too many runs: slow down", http.StatusTooManyRequests)
@@ -230,6 +230,7 @@ func (h *Handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if principal != "" {
 		ctx = agent.WithPrincipal(ctx, principal) // the record of an ask this run ends names it
+		ctx = agent.WithGroups(ctx, groups)       // an ask addressed to a group of theirs is theirs to answer
 	}
 	th, err := h.thread(ctx, principal, in.ThreadID, who)
 	switch {

@@ -142,6 +142,9 @@ func (r *run) sendMessage(text string) {
 // open one, which it answers, or one that ended, which it must have
 // answered the same way (a replay: the thread is shown as it is now).
 func (r *run) resume(p *store.Park) {
+	if p != nil && !agent.MayAnswer(r.ctx, r.h.eng.AddressedTo(p)) {
+		p = nil // addressed to someone else: as if it were not open
+	}
 	var answer *Resume
 	for i, e := range r.in.Resume {
 		if p != nil && e.InterruptID == p.ID {

@@ -25,9 +25,11 @@ import (
 func (c *conn) dispatch(ctx context.Context, data []byte) {
 	if !c.principal.Expires.IsZero() && !c.srv.clock.Now().Before(c.principal.Expires) {
 		c.principal = Principal{}
+		c.identity.Store(nil)
 	}
 	if c.principal.Sub != "" {
 		ctx = agent.WithPrincipal(ctx, c.principal.Sub) // the record of an ask this frame ends names it
+		ctx = agent.WithGroups(ctx, c.principal.Groups) // an ask addressed to a group of theirs is theirs to answer
 	}
 	f, supports, err := decodeFrame(data)
 	if err != nil {
@@ -498,7 +500,7 @@ func (c *conn) nextCard(ctx context.Context, sess *store.Session, answered *stor
 			w.alsoShown(p.ID)
 		}
 		c.follow(&following{conv: p.ConversationID, requestID: requestID, session: sess.ID, park: p},
-			prompt(p, requestID), toolCallChunk(requestID, p.ToolCall.Name, p.ToolCall.Arguments))
+			prompt(p, requestID, c.waitingFor(p)), toolCallChunk(requestID, p.ToolCall.Name, p.ToolCall.Arguments))
 		return
 	}
 }

@@ -29,6 +29,7 @@ type conn struct {
 	frames    *rate.Limiter                  // the frames it may send
 	keepTurns bool                           // its turns outlive it (keepTurns), read by its reader only
 	ext       atomic.Uint32                  // the extensions it asked for (asked)
+	identity  atomic.Pointer[Principal]      // principal, for the other goroutines (waitingFor); nil when anonymous
 
 	mu     sync.Mutex
 	queue  [][]byte

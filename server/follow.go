@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -134,16 +135,41 @@ func (c *conn) followed() (following, bool) {
 // write confirmation says what may be decided on it to a connection that
 // asked (ExtToolDecisions).
 func (c *conn) frameFor(ev agent.Event) event {
-	if ev.Kind != agent.EventPrompt || ev.Park.Type != store.ParkConfirmation || !c.asked(extToolDecisions) {
+	if ev.Kind != agent.EventPrompt {
 		return frameFor(ev)
 	}
 	p := ev.Park
+	waitingFor := c.waitingFor(p)
+	if p.Type != store.ParkConfirmation || !c.asked(extToolDecisions) {
+		return prompt(p, ev.RequestID, waitingFor)
+	}
 	data := object{"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name),
 		"decisions": c.srv.engine.Allowed(p).Names(), "arguments": argumentsOf(p.ToolCall.Arguments)}
 	if tool, ok := c.srv.engine.Tool(p.ToolCall.Name); ok && len(tool.Parameters) > 0 {
 		data["parameters"] = tool.Parameters
 	}
+	if waitingFor != "" {
+		data["waitingFor"] = waitingFor
+	}
 	return nested("write_confirmation_required", ev.RequestID, data)
+}
+
+// waitingFor is whom park p waits for when it is addressed to someone
+// this connection's principal is not (agent.MayAnswer): the card is shown
+// read-only, waiting for them. "" when the connection may answer it.
+func (c *conn) waitingFor(p *store.Park) string {
+	to := c.srv.engine.AddressedTo(p)
+	if to == "" {
+		return ""
+	}
+	ctx := context.Background()
+	if who := c.identity.Load(); who != nil {
+		ctx = agent.WithGroups(agent.WithPrincipal(ctx, who.Sub), who.Groups)
+	}
+	if agent.MayAnswer(ctx, to) {
+		return ""
+	}
+	return to
 }
 
 // argumentsOf is a call's arguments as JSON: as the model gave them when
@@ -166,7 +192,7 @@ func frameFor(ev agent.Event) event {
 	case agent.EventToolResult:
 		return toolResultChunk(ev.RequestID, ev.Call.Name, ev.Text, ev.IsError)
 	case agent.EventPrompt:
-		return prompt(ev.Park, ev.RequestID)
+		return prompt(ev.Park, ev.RequestID, "")
 	case agent.EventCancelled:
 		return cancelledEvent(ev.RequestID)
 	case agent.EventMessage:
@@ -191,11 +217,15 @@ func frameFor(ev agent.Event) event {
 func actionDescription(tool string) string { return fmt.Sprintf("Approve calling tool '%s'?", tool) }
 
 // prompt is the event that shows a park to a person: the card, or the
-// write confirmation.
-func prompt(p *store.Park, requestID string) event {
+// write confirmation; waitingFor, when set, says it is someone else's to
+// answer (kindkit's addressed asks: docs/links.md).
+func prompt(p *store.Park, requestID, waitingFor string) event {
 	if p.Type == store.ParkConfirmation {
-		return nested("write_confirmation_required", requestID, object{
-			"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name)})
+		data := object{"toolId": p.ToolCall.Name, "actionDescription": actionDescription(p.ToolCall.Name)}
+		if waitingFor != "" {
+			data["waitingFor"] = waitingFor
+		}
+		return nested("write_confirmation_required", requestID, data)
 	}
-	return nested("interaction_required", requestID, interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec})
+	return nested("interaction_required", requestID, interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec, WaitingFor: waitingFor})
 }

@@ -336,6 +336,9 @@ type interactionPayload struct {
 	Kind          string          `json:"kind"`
 	Reason        string          `json:"reason"`
 	Spec          json.RawMessage `json:"spec"`
+	// WaitingFor, a kindkit addition, is whom an addressed ask waits for
+	// when this connection may not answer it: its card is read-only.
+	WaitingFor string `json:"waitingFor,omitempty"`
 }
 
 // otpInvalid is otp_invalid's data.data.

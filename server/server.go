@@ -184,6 +184,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		c.auth = true
 		if p, err := VerifyToken(r.URL.Query().Get("token"), s.opts.AuthSecret, s.clock.Now(), s.opts.AuthRules); err == nil {
 			c.principal = p
+			c.identity.Store(&p)
 		} else if r.URL.Query().Has("token") {
 			s.log.Info("rejected token; connection is anonymous", "err", err)
 		}

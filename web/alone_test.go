@@ -56,7 +56,7 @@ func TestModuleLayers(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a tree that breaks every rule passed:\n%s", out)
 	}
-	for _, rule := range []string{"no-circular", "not-to-unresolvable", "core-imports-core", "renderers-import-core", "chat-imports-below", "test-page-draws-cards-only"} {
+	for _, rule := range []string{"no-circular", "not-to-unresolvable", "core-imports-core", "renderers-import-core", "chat-imports-below", "test-page-draws-cards-only", "answer-page-draws-cards-only"} {
 		if !strings.Contains(out, "error "+rule+":") {
 			t.Errorf("rule %s caught nothing in testdata/badlayers:\n%s", rule, out)
 		}

@@ -11,6 +11,10 @@
 //     its spec), card (a card's life around a renderer), chat (the socket,
 //     turns and composer); depcruise.json states it and TestModuleLayers
 //     checks it;
+//   - GET /answer — the answer page of a one-time answer link
+//     (static/answer.html and answer.js, package link): one ask's card,
+//     drawn with the same card and renderers, answered over HTTP at
+//     answer/submit; it imports none of the chat's modules;
 //   - GET /static/… — those assets;
 //   - GET /kinds — the catalog as JSON, one entry per kind:
 //     {name, capability, toolName, toolSchema, valuesSchema}. toolSchema is

@@ -57,8 +57,8 @@ type options struct{ title string }
 // "kindkit chat": your product's, say.
 func WithTitle(title string) Option { return func(o *options) { o.title = title } }
 
-// Handler serves the chat page at /, its assets under /static/ and the
-// catalog at /kinds. The catalog is read once, here; a nil catalog serves an
+// Handler serves the chat page at /, the answer page of one-time links at
+// /answer, their assets under /static/ and the catalog at /kinds. The catalog is read once, here; a nil catalog serves an
 // empty list.
 func Handler(catalog *kindkit.Catalog, opts ...Option) http.Handler {
 	var o options
@@ -88,6 +88,10 @@ func Handler(catalog *kindkit.Catalog, opts ...Option) http.Handler {
 		page = newAsset("index.html", body)
 	}
 	h.assets["/"] = page
+	// The answer page of one-time links (package link serves its calls
+	// under /answer/).
+	h.assets["/answer"] = h.assets["/static/answer.html"]
+	delete(h.assets, "/static/answer.html")
 
 	body, err := kindsJSON(catalog)
 	if err != nil {
@@ -125,7 +129,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-cache") // revalidate: a new binary serves new files
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
-	if r.URL.Path == "/" {
+	if r.URL.Path == "/" || r.URL.Path == "/answer" {
 		hd.Set("Content-Security-Policy", contentSecurityPolicy)
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))

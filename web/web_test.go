@@ -143,6 +143,8 @@ func TestStatic(t *testing.T) {
 		{"/static/js/chat/cards.js", "javascript", "submit_interaction"},
 		{"/static/js/renderers/generic.js", "javascript", "renderGeneric"},
 		{"/static/style.css", "text/css", ":focus-visible"},
+		{"/answer", "text/html", `<script type="module" src="static/answer.js">`},
+		{"/static/answer.js", "javascript", `from "./js/card/card.js"`},
 	}
 	for _, c := range cases {
 		r := get(t, h, http.MethodGet, c.path, nil)
@@ -159,10 +161,12 @@ func TestStatic(t *testing.T) {
 			t.Errorf("GET %s with its ETag: %d, want 304", c.path, r.StatusCode)
 		}
 	}
-	if csp := get(t, h, http.MethodGet, "/", nil).Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
-		t.Errorf("page CSP %q", csp)
+	for _, p := range []string{"/", "/answer"} {
+		if csp := get(t, h, http.MethodGet, p, nil).Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+			t.Errorf("%s: page CSP %q", p, csp)
+		}
 	}
-	for _, p := range []string{"/static/", "/static/nope.js", "/index.html", "/ws", "/static/../web.go"} {
+	for _, p := range []string{"/static/", "/static/nope.js", "/index.html", "/static/answer.html", "/ws", "/static/../web.go"} {
 		if r := get(t, h, http.MethodGet, p, nil); r.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", p, r.StatusCode)
 		}

@@ -32,16 +32,24 @@ type Data struct {
 	// denied) or, when it ended without an outcome, its state (resolved,
 	// expired, cancelled, replaced).
 	Status string `json:"status,omitempty"`
+	// AnswerURL is, for an ask.parked, a one-time link that answers the
+	// ask from a standalone page (Config.AnswerURL; package link), when
+	// the sender makes them.
+	AnswerURL string `json:"answerUrl,omitempty"`
 }
 
 // body is e's webhook body: the same bytes on every attempt, since it is
-// made from the event as stored.
-func body(e *store.OutboxEvent) ([]byte, error) {
+// made from the event as stored (answerURL, when not nil, must make the
+// same link of the same event).
+func body(e *store.OutboxEvent, answerURL func(*store.OutboxEvent) string) ([]byte, error) {
 	b := Body{Type: e.Type, Timestamp: e.At.UTC(), Data: Data{InteractionID: e.AskID, ConversationID: e.ConversationID,
 		Ask: string(e.Ask), Kind: e.Kind, Tool: e.Tool, Status: e.Status}}
 	if !e.Deadline.IsZero() {
 		d := e.Deadline.UTC()
 		b.Data.Deadline = &d
+	}
+	if e.Type == store.EventAskParked && answerURL != nil {
+		b.Data.AnswerURL = answerURL(e)
 	}
 	return json.Marshal(b)
 }

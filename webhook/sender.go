@@ -55,6 +55,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics is told every attempt's result; default none.
 	Metrics Metrics
+	// AnswerURL, when set, makes an ask.parked's answerUrl: an absolute
+	// one-time answer link for the event's ask (link.Signer, link.URL).
+	// It must make the same URL of the same event every time, so that
+	// every attempt sends the same body: a link's expiry comes from the
+	// event (its deadline, or when it parked), never from the clock.
+	AnswerURL func(*store.OutboxEvent) string
 }
 
 // Metrics is told what becomes of each attempt, by endpoint label (its
@@ -284,7 +290,7 @@ func (s *Sender) deliverDue(ctx context.Context, e *endpoint) {
 
 // deliver makes one attempt at ev, and records what came of it.
 func (s *Sender) deliver(ctx context.Context, e *endpoint, ev *store.OutboxEvent) {
-	b, err := body(ev)
+	b, err := body(ev, s.cfg.AnswerURL)
 	if err != nil { // an event always marshals
 		s.log.Error("webhook: event body", "endpoint", e.label, "eventId", ev.ID, "err", err)
 		return

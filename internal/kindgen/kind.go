@@ -68,6 +68,9 @@ func kindFile(s *Schema) ([]byte, error) {
 	if s.Deadline != nil {
 		desc[jen.Id("Deadline")] = deadlineValue(s.Deadline)
 	}
+	if s.Addressee != "" {
+		desc[jen.Id("Addressee")] = jen.Lit(s.Addressee)
+	}
 	for _, d := range derived {
 		v := strings.TrimSuffix(d.file, ".json") + "Schema"
 		vars = append(vars, jen.Comment("//go:embed "+d.file), jen.Id(v).String().Comment(d.doc))

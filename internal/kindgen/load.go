@@ -31,6 +31,9 @@ var (
 	wireName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	// toolName is what both OpenAI and Anthropic accept for a function name.
 	toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	// addressee is a principal or group:NAME, without spaces or control
+	// characters.
+	addressee = regexp.MustCompile(`^(group:)?[^\s:\x00-\x1f][^\s\x00-\x1f]{0,255}$`)
 )
 
 // Schema is one kind's schema file, read and checked.
@@ -49,6 +52,9 @@ type Schema struct {
 	// cards wait (0: the engine's default), what expiry resolves them to,
 	// and the default values as JSON.
 	Deadline *Deadline
+	// Addressee is x-kind's addressee, when the kind sets one: whom its
+	// cards are addressed to (kindkit.Descriptor.Addressee).
+	Addressee string
 }
 
 // Deadline is a kind's deadline policy, as x-kind says it.
@@ -83,9 +89,9 @@ func Load(path string, data []byte) (*Schema, error) {
 	}
 	for key := range xk {
 		switch key {
-		case "name", "capability", "tool", "description", "deadline":
+		case "name", "capability", "tool", "description", "deadline", "addressee":
 		default:
-			return fail("/x-kind/"+escape(key), "unknown key (want name, capability, tool, description, deadline)")
+			return fail("/x-kind/"+escape(key), "unknown key (want name, capability, tool, description, deadline, addressee)")
 		}
 	}
 	str := func(key string) (string, bool) {
@@ -118,6 +124,10 @@ func Load(path string, data []byte) (*Schema, error) {
 	}
 	if s.ToolDescription, good = str("description"); !good || s.ToolDescription == "" {
 		return fail("/x-kind/description", "must be a non-empty string: the raise tool's description the model reads")
+	}
+
+	if s.Addressee, good = str("addressee"); !good || (xk["addressee"] != nil && !addressee.MatchString(s.Addressee)) {
+		return fail("/x-kind/addressee", "must be a principal (a token's sub, e.g. \"legal-desk\") or group:NAME")
 	}
 
 	if raw, ok := xk["deadline"]; ok {

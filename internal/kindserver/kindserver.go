@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -34,7 +35,9 @@ import (
 	"github.com/kindkit/kindkit/kinds/elicitation"
 	"github.com/kindkit/kindkit/kinds/identityintake"
 	"github.com/kindkit/kindkit/knowledge"
+	"github.com/kindkit/kindkit/link"
 	"github.com/kindkit/kindkit/server"
+	kindstore "github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/dsn"
 	"github.com/kindkit/kindkit/web"
 	"github.com/kindkit/kindkit/webhook"
@@ -109,6 +112,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	webhookTimeout := fs.Duration("webhook-timeout", 15*time.Second, "with -webhook-url: how long one delivery attempt may take; a process that dies mid-delivery leaves the event to another (or its restart) after twice this")
+	publicURL := fs.String("public-url", "", "the server's address as people outside reach it (scheme, host and any path prefix, e.g. https://chat.example.com): with $KINDKIT_LINK_SECRET, an ask.parked webhook carries an answerUrl, a one-time answer link under it (docs/links.md)")
+	linkTTL := fs.Duration("link-ttl", 72*time.Hour, "how long an answer link to an ask without a deadline lives, from when it parked (a link to an ask with a deadline lives until it)")
 	serveMetrics := fs.Bool("metrics", true, "serve Prometheus metrics at /metrics on -addr; like /healthz it asks for no auth, so keep it off a public listener's path (a proxy rule) or turn it off")
 	verbose := fs.Bool("v", false, "log debug messages")
 	debugAddr := fs.String("debug-addr", "", "serve /debug/stats (memory and goroutine counts, for kindload) and /debug/pprof/ on a second listener at `ADDR`, never on -addr; they ask for no auth, so keep ADDR private (e.g. 127.0.0.1:6060); empty: off")
@@ -153,7 +158,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := telemetry.NewMetrics(reg)
-	sender, publicKeys, err := webhooks(webhookURLs, os.Getenv("KINDKIT_WEBHOOK_SECRET"), *webhookTimeout, log, metrics)
+	signer, err := links(os.Getenv("KINDKIT_LINK_SECRET"), *publicURL, log)
+	if err != nil {
+		log.Error(err.Error())
+		return 2
+	}
+	var answerURL func(*kindstore.OutboxEvent) string
+	if signer != nil && *publicURL != "" {
+		answerURL = signer.AnswerURL(*publicURL, *linkTTL)
+	}
+	sender, publicKeys, err := webhooks(webhookURLs, os.Getenv("KINDKIT_WEBHOOK_SECRET"), *webhookTimeout, answerURL, log, metrics)
 	if err != nil {
 		log.Error(err.Error())
 		return 2
@@ -327,6 +341,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	mux.Handle("/agui/", http.StripPrefix("/agui", ag))
 	mux.Handle("/healthz", srv)
 	mux.Handle("/readyz", srv)
+	if signer != nil {
+		// Its two calls only: /answer itself is the page (web), which a
+		// subtree pattern would redirect.
+		answers := link.NewHandler(eng, link.Options{Signer: signer, AuthSecret: wire.AuthSecret, AuthRules: wire.AuthRules, Logger: log})
+		mux.Handle("/answer/ask", answers)
+		mux.Handle("/answer/submit", answers)
+	}
 	if *serveMetrics {
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	}
@@ -397,12 +418,37 @@ func debugMux() *http.ServeMux {
 	return mux
 }
 
+// links is the signer of answer links, from $KINDKIT_LINK_SECRET (nil,
+// no links, when it is not set). There is no generated default: a link
+// made by one process must verify in every other, and after a restart.
+func links(secret, publicURL string, log *slog.Logger) (*link.Signer, error) {
+	if secret == "" {
+		if publicURL != "" {
+			return nil, errors.New("-public-url makes answer links, which need $KINDKIT_LINK_SECRET: one or more secrets of at least 32 bytes, separated by spaces (the first signs)")
+		}
+		return nil, nil
+	}
+	if publicURL != "" {
+		u, err := url.Parse(publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, errors.New("-public-url must be an absolute http or https URL without a query or fragment")
+		}
+	} else {
+		log.Warn("KINDKIT_LINK_SECRET is set, but no -public-url: answer links are served, but no webhook carries one")
+	}
+	s, err := link.ParseSecrets(secret)
+	if err != nil {
+		return nil, fmt.Errorf("KINDKIT_LINK_SECRET: %w", err)
+	}
+	return s, nil
+}
+
 // webhooks is the sender for the -webhook-url endpoints, signing with the
 // keys of secret ($KINDKIT_WEBHOOK_SECRET), and the public keys of its
 // Ed25519 keys (which receivers verify v1a with, and may be logged); nil
 // when no URL is given. Its errors name no key and no URL: either may
 // hold a secret.
-func webhooks(urls []string, secret string, timeout time.Duration, log *slog.Logger, metrics webhook.Metrics) (*webhook.Sender, []string, error) {
+func webhooks(urls []string, secret string, timeout time.Duration, answerURL func(*kindstore.OutboxEvent) string, log *slog.Logger, metrics webhook.Metrics) (*webhook.Sender, []string, error) {
 	if len(urls) == 0 {
 		if secret != "" {
 			log.Warn("KINDKIT_WEBHOOK_SECRET is set, but no -webhook-url: no webhook is sent")
@@ -429,7 +475,7 @@ func webhooks(urls []string, secret string, timeout time.Duration, log *slog.Log
 	for i, u := range urls {
 		eps[i] = webhook.Endpoint{URL: u, Keys: keys}
 	}
-	s, err := webhook.New(webhook.Config{Endpoints: eps, Timeout: timeout, Logger: log, Metrics: metrics})
+	s, err := webhook.New(webhook.Config{Endpoints: eps, Timeout: timeout, Logger: log, Metrics: metrics, AnswerURL: answerURL})
 	if err != nil {
 		return nil, nil, fmt.Errorf("-webhook-url: %w", err)
 	}

@@ -272,3 +272,36 @@ func TestWebhookFlags(t *testing.T) {
 }
 
 const testWebhookSecret = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3" // 24 bytes
+
+// Bad answer-link settings stop kindserver at start with an error that
+// does not hold the secret.
+func TestLinkFlags(t *testing.T) {
+	for name, c := range map[string]struct {
+		args   []string
+		secret string
+		says   string
+	}{
+		"no secret":     {[]string{"-public-url", "https://chat.example.com"}, "", "-public-url makes answer links, which need $KINDKIT_LINK_SECRET"},
+		"short secret":  {[]string{"-public-url", "https://chat.example.com"}, "Sh0rtSecr3t", "KINDKIT_LINK_SECRET: link: secret 1 is 11 bytes, want at least 32"},
+		"relative url":  {[]string{"-public-url", "chat.example.com/x"}, testLinkSecret, "-public-url must be an absolute http or https URL"},
+		"url and query": {[]string{"-public-url", "https://chat.example.com/?a=b"}, testLinkSecret, "-public-url must be an absolute http or https URL"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("KINDKIT_LINK_SECRET", c.secret)
+			var stdout, stderr bytes.Buffer
+			if code := Run(context.Background(), append([]string{"-store", "memory"}, c.args...), &stdout, &stderr); code != 2 {
+				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.says) {
+				t.Errorf("stderr does not say %q:\n%s", c.says, stderr.String())
+			}
+			for _, secret := range []string{"Sh0rtSecr3t", testLinkSecret} {
+				if strings.Contains(stderr.String(), secret) {
+					t.Errorf("stderr holds %q:\n%s", secret, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+const testLinkSecret = "kindserver-test-link-secret-0123456789"

@@ -88,6 +88,15 @@ export function makeCard(kind, spec, opts = {}) {
       const hadFocus = node.contains(document.activeElement) || document.activeElement === document.body;
       if (opts.onClose) opts.onClose(how, hadFocus);
     },
+    // waitFor shows the card read-only: it is addressed to someone else
+    // (who), whose answer the page will hear of.
+    waitFor(who) {
+      card.setState("waiting");
+      for (const c of formEl.querySelectorAll("button, input, select, textarea")) c.disabled = true;
+      formEl.querySelector(".card-actions").hidden = true;
+      node.dataset.waitingFor = who;
+      status.textContent = `Waiting for ${who}`;
+    },
     // closeWith closes the card with its outcome's one-line summary.
     closeWith(payload) {
       const st = payload && payload.status;

@@ -22,7 +22,8 @@ export function onInteraction(m) {
     // The same card again, after a reconnect: keep what was typed.
     existing.rid = rid;
     existing.sessionId = state.sessionId;
-    if (existing.state !== "open") existing.setState("open");
+    if (d.waitingFor) existing.waitFor(d.waitingFor);
+    else if (existing.state !== "open") existing.setState("open");
     countLeft(t);
     return;
   }
@@ -30,6 +31,8 @@ export function onInteraction(m) {
   // first keeps the focus, and the turn says how many are left.
   const others = openCards(t).length;
   const card = chatCard(d, rid, t);
+  // Addressed to someone else: shown, not answerable here.
+  if (d.waitingFor) card.waitFor(d.waitingFor);
   state.cards.set(d.interactionId, card);
   // A host tool's Ask (an MCP server's elicitation) comes while its tool
   // runs: the tool waits for the card, and runs on once it is answered.
@@ -51,7 +54,8 @@ export function onInteraction(m) {
   }
   card.el.scrollIntoView({ block: "nearest" });
   if (focusWasIdle) card.heading.focus({ preventScroll: true });
-  announce("The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
+  announce(d.waitingFor ? `The assistant asks ${d.waitingFor}: ${card.heading.textContent}.`
+    : "The assistant asks: " + card.heading.textContent + ". Answer the card, or decline it.");
 }
 
 // openCards are turn t's cards that still wait for an answer.
