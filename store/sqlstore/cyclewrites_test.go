@@ -10,8 +10,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/storetest"
@@ -149,4 +152,62 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// statements counts the statements sent to PostgreSQL, BEGIN and COMMIT
+// included: each is a round trip.
+type statements struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (c *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	c.mu.Lock()
+	c.sent = append(c.sent, d.SQL)
+	c.mu.Unlock()
+	return ctx
+}
+
+func (*statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *statements) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sent := c.sent
+	c.sent = nil
+	return sent
+}
+
+// cycleRoundTripBudget bounds the round trips of a cycle on PostgreSQL:
+// 24 at 66244c5.
+const cycleRoundTripBudget = 24
+
+// TestCycleRoundTripsPostgres counts the statements each write of a cycle
+// sends to PostgreSQL, each a round trip on the network (issue 39, item 4),
+// and prints them with -v.
+func TestCycleRoundTripsPostgres(t *testing.T) {
+	var sent statements
+	s := openCfg(t, postgresDSN(t), config{tracer: &sent})
+	ctx := context.Background()
+	if err := storetest.Cycle(ctx, s, store.NewID()); err != nil { // the statements prepared, the pool warm
+		t.Fatal(err)
+	}
+	sent.take()
+	var table strings.Builder
+	total := 0
+	for _, step := range storetest.CycleSteps(ctx, s, store.NewID()) {
+		if err := step.Run(); err != nil {
+			t.Fatalf("%s: %v", step.Name, err)
+		}
+		qs := sent.take()
+		total += len(qs)
+		fmt.Fprintf(&table, "%s: %d round trips\n", step.Name, len(qs))
+		for _, q := range qs {
+			fmt.Fprintf(&table, "    %s\n", strings.Join(strings.Fields(q), " "))
+		}
+	}
+	t.Logf("a cycle on PostgreSQL:\n%s%d round trips", table.String(), total)
+	if total > cycleRoundTripBudget {
+		t.Errorf("a cycle takes %d round trips, over the budget of %d", total, cycleRoundTripBudget)
+	}
 }
