@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,4 +226,77 @@ func (n planNode) scans() string {
 		}
 	}
 	return ""
+}
+
+// TestEveryIndexRead: every index of the SQLite schema is read by a
+// statement of the store (its plan names it), or enforces a uniqueness.
+// An index that only the writes touch costs a page on every insert
+// (TestCycleWrites) and buys nothing. The statements are those the
+// contract suite prepares, which is every operation of the store.
+func TestEveryIndexRead(t *testing.T) {
+	var mu sync.Mutex
+	stmts := map[string]bool{}
+	t.Run("contract", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) store.Store {
+			s := openT(t, sqliteDSN(t))
+			t.Cleanup(func() { // before openT's Close
+				mu.Lock()
+				defer mu.Unlock()
+				for _, p := range []*pool{s.db, s.rdb} {
+					p.mu.Lock()
+					for q := range p.stmts {
+						stmts[q] = true
+					}
+					p.mu.Unlock()
+				}
+				for q := range s.commits.raw.stmts {
+					stmts[q] = true
+				}
+			})
+			return s
+		})
+	})
+	s := openT(t, sqliteDSN(t))
+	read := map[string][]string{} // index → the statements that read it
+	using := regexp.MustCompile(`USING (?:COVERING )?INDEX (\w+)`)
+	for q := range stmts {
+		verb, _, _ := strings.Cut(strings.TrimSpace(q), " ")
+		if verb != "SELECT" && verb != "UPDATE" && verb != "DELETE" && verb != "INSERT" && verb != "WITH" {
+			continue
+		}
+		rows, err := s.db.DB.Query(`EXPLAIN QUERY PLAN `+q, make([]any, params(q))...)
+		if err != nil {
+			t.Fatalf("explain %s: %v", q, err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range using.FindAllStringSubmatch(detail, -1) {
+				read[m[1]] = append(read[m[1]], q)
+			}
+		}
+		rows.Close()
+	}
+	rows, err := s.db.DB.Query(`SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, sql string
+		if err := rows.Scan(&name, &sql); err != nil {
+			t.Fatal(err)
+		}
+		unique := strings.HasPrefix(sql, "CREATE UNIQUE INDEX")
+		t.Logf("%-30s unique %-5v read by %d statements", name, unique, len(read[name]))
+		if !unique && len(read[name]) == 0 {
+			t.Errorf("index %s is read by no statement of the store and enforces nothing: drop it (%s)", name, sql)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 }

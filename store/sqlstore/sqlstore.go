@@ -86,6 +86,8 @@ type config struct {
 	// checkpointed, when set, hears each checkpoint's result (tests), from
 	// the checkpointer or the committer.
 	checkpointed func(walFrames, copied int, err error)
+	// tracer, when set, hears each statement sent to PostgreSQL (tests).
+	tracer pgx.QueryTracer
 }
 
 // defaultReaders is the size of a SQLite file's read pool. WAL lets readers
@@ -121,7 +123,7 @@ func open(ctx context.Context, dsn string, cfg config) (*Store, error) {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		s, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"), cfg)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		s, err = openPostgres(dsn)
+		s, err = openPostgres(dsn, cfg.tracer)
 	default:
 		scheme, _, _ := strings.Cut(dsn, ":")
 		return nil, fmt.Errorf("sqlstore: open: unknown data source %q: want sqlite:PATH or postgres://…", scheme)
@@ -233,7 +235,7 @@ func sqlDB(c driver.Connector, n int) *pool {
 	return newPool(db, true)
 }
 
-func openPostgres(dsn string) (*Store, error) {
+func openPostgres(dsn string, tracer pgx.QueryTracer) (*Store, error) {
 	n := max(4, runtime.NumCPU())
 	if u, err := url.Parse(dsn); err == nil && u.Query().Has("pool_max_conns") {
 		q := u.Query()
@@ -250,6 +252,7 @@ func openPostgres(dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open postgres: %w", err)
 	}
+	pc.Tracer = tracer
 	db := stdlib.OpenDB(*pc)
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)

@@ -71,7 +71,7 @@ func TestIndexesByConversationKey(t *testing.T) {
 			if err := rows.Err(); err != nil {
 				t.Fatal(err)
 			}
-			for _, index := range []string{"sessions_conversation", "messages_conversation_seq", "messages_conversation_id",
+			for _, index := range []string{"messages_conversation_seq", "messages_conversation_id",
 				"parks_pending_conversation", "parks_conversation_created"} {
 				if first[index] != "ck" {
 					t.Errorf("index %s begins with %q, want ck", index, first[index])

@@ -31,42 +31,69 @@ func Bench(b *testing.B, s store.Store) {
 var cycleSpec = json.RawMessage(`{"question":"Which plan?","options":[{"id":"basic","label":"Basic"},{"id":"pro","label":"Pro"}]}`)
 
 // Cycle does, under ids prefixed with id, what the server does in one
-// interaction cycle, in its five writes and no read: create a conversation
-// with its session, append the user's message as its first, park the turn
-// with the model step that raised it, take the park (the submit) with its
-// tool result, and store the model's answer and the reply as the turn's
-// last step.
+// interaction cycle, in its five writes and no read (CycleSteps).
 func Cycle(ctx context.Context, s store.Store, id string) error {
+	for _, step := range CycleSteps(ctx, s, id) {
+		if err := step.Run(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A CycleStep is one write of a cycle.
+type CycleStep struct {
+	Name string // the store's operation, as the debug stats name it
+	Run  func() error
+}
+
+// CycleSteps are a cycle's writes, in order: create a conversation with
+// its session, append the user's message as its first, park the turn with
+// the model step that raised it, take the park (the submit) with its tool
+// result, and store the model's answer and the reply as the turn's last
+// step.
+func CycleSteps(ctx context.Context, s store.Store, id string) []CycleStep {
 	now := time.Now()
 	conv := &store.Conversation{ID: id, Supports: []string{"choice_chips"}, CreatedAt: now}
-	if err := s.CreateConversation(ctx, conv, &store.Session{ID: id + "-s", ConversationID: id,
-		AgentID: "agent", AgentName: "Agent", UserParticipantID: id + "-up", AgentParticipantID: id + "-ap"}); err != nil {
-		return err
-	}
 	started := store.Lease{ParkID: id + "-t", Owner: "bench", Until: now.Add(time.Minute)}
-	if _, ok, err := s.StartTurn(ctx, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
-		Text: "I want to upgrade my plan", CreatedAt: now}, turnRecord(id, started), conv, nil); err != nil || !ok {
-		return cmp.Or(err, errors.New("StartTurn on a new conversation: not ok"))
-	}
 	call := store.ToolCall{ID: id + "-call", Name: "raise_choices", Arguments: string(cycleSpec)}
 	p := &store.Park{ID: id + "-p", Type: store.ParkInteraction, ConversationID: id, SessionID: id + "-s",
 		Kind: "choices", Spec: cycleSpec, Reason: "to pick a plan", ToolCall: call, Deadline: now.Add(10 * time.Minute),
 		State: store.ParkPending, Turn: json.RawMessage(`{"v":1,"requestId":"` + id + `-r","text":"Sure.","usage":{"promptTokens":10,"completionTokens":5}}`)}
-	if _, err := s.SavePark(ctx, p, &started,
-		&store.Message{ID: id + "-m2", ConversationID: id, Role: store.RoleAssistant, ToolCalls: []store.ToolCall{call}, CreatedAt: now}); err != nil {
-		return err
-	}
 	lease := store.Lease{ParkID: p.ID, Owner: "bench", Until: now.Add(time.Minute)}
-	if _, ok, err := s.TakePark(ctx, p.ID, store.Answer{State: store.ParkResolved, Lease: &lease,
-		Messages: []*store.Message{{ID: id + "-m3", ConversationID: id, Role: store.RoleTool,
-			Text: `{"status":"submitted","values":{"choice":"pro"}}`, ToolCallID: call.ID, ToolName: call.Name, CreatedAt: now}}}); err != nil {
-		return err
-	} else if !ok {
-		return store.ErrNotFound
+	return []CycleStep{
+		{"create_conversation", func() error {
+			return s.CreateConversation(ctx, conv, &store.Session{ID: id + "-s", ConversationID: id,
+				AgentID: "agent", AgentName: "Agent", UserParticipantID: id + "-up", AgentParticipantID: id + "-ap"})
+		}},
+		{"start_turn", func() error {
+			if _, ok, err := s.StartTurn(ctx, &store.Message{ID: id + "-m1", ConversationID: id, Role: store.RoleUser,
+				Text: "I want to upgrade my plan", CreatedAt: now}, turnRecord(id, started), conv, nil); err != nil || !ok {
+				return cmp.Or(err, errors.New("StartTurn on a new conversation: not ok"))
+			}
+			return nil
+		}},
+		{"save_park", func() error {
+			_, err := s.SavePark(ctx, p, &started,
+				&store.Message{ID: id + "-m2", ConversationID: id, Role: store.RoleAssistant, ToolCalls: []store.ToolCall{call}, CreatedAt: now})
+			return err
+		}},
+		{"take_park", func() error {
+			if _, ok, err := s.TakePark(ctx, p.ID, store.Answer{State: store.ParkResolved, Lease: &lease,
+				Messages: []*store.Message{{ID: id + "-m3", ConversationID: id, Role: store.RoleTool,
+					Text: `{"status":"submitted","values":{"choice":"pro"}}`, ToolCallID: call.ID, ToolName: call.Name, CreatedAt: now}}}); err != nil {
+				return err
+			} else if !ok {
+				return store.ErrNotFound
+			}
+			return nil
+		}},
+		{"save_step", func() error {
+			return s.SaveStep(ctx, lease, store.Step{Turn: p.Turn, Done: true, Messages: []*store.Message{
+				{ID: id + "-m4", ConversationID: id, Role: store.RoleAssistant, Text: "Done: you are on Pro now.", CreatedAt: now},
+				{ID: id + "-m5", ConversationID: id, Role: store.RoleReply, Text: "Sure. Done: you are on Pro now.", CreatedAt: now}}})
+		}},
 	}
-	return s.SaveStep(ctx, lease, store.Step{Turn: p.Turn, Done: true, Messages: []*store.Message{
-		{ID: id + "-m4", ConversationID: id, Role: store.RoleAssistant, Text: "Done: you are on Pro now.", CreatedAt: now},
-		{ID: id + "-m5", ConversationID: id, Role: store.RoleReply, Text: "Sure. Done: you are on Pro now.", CreatedAt: now}}})
 }
 
 // turnRecord is the record of a turn of conversation conv that starts
