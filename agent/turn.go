@@ -87,7 +87,7 @@ type turn struct {
 	expiry expiry        // the deadline policy of the ask that parks; zero: the engine's default
 	// opening are the raises of the model step that wait to be opened
 	// together with the next one (ParallelAsks): they park as one group.
-	opening []opening
+	opening   []opening
 	addressee string // whom the ask that parks is addressed to; "" anyone
 
 	// held is the model step whose tool calls run now, not stored yet:
