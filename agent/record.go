@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -158,9 +159,16 @@ func MayAnswer(ctx context.Context, to string) bool {
 // of its conversation may answer it. A transport shows the card of an ask
 // its caller may not answer (MayAnswer) read-only, waiting for it.
 func (e *Engine) AddressedTo(p *store.Park) string {
+	if !bytes.Contains(p.Turn, addresseeKey) {
+		return "" // most asks: no decode of the state on every prompt and answer
+	}
 	s, _ := stateOf(p) // an ended park's state may be gone: addressed to none then
 	return s.Addressee
 }
+
+// addresseeKey is how turnState.Addressee begins in a park's state; in a
+// JSON string's text its quotes would be escaped.
+var addresseeKey = []byte(`"addressee":`)
 
 func principalOf(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(string)
