@@ -945,24 +945,8 @@ func (s *Store) Messages(ctx context.Context, id string, roles []store.Role, bef
 	if err != nil {
 		return nil, false, s.wrap("list messages", err)
 	}
-	defer rows.Close()
-	var out []*store.Message
-	for rows.Next() {
-		m := &store.Message{ConversationID: id}
-		var (
-			calls   sql.NullString
-			created sql.NullInt64
-		)
-		if err := rows.Scan(&m.Seq, &m.ID, &m.Role, &m.Text, &calls, &m.ToolCallID, &m.ToolName, &m.IsError, &created); err != nil {
-			return nil, false, s.wrap("list messages", err)
-		}
-		if m.ToolCalls, err = fromJSONText[store.ToolCall](calls); err != nil {
-			return nil, false, s.wrap("list messages", err)
-		}
-		m.CreatedAt = fromNanos(created)
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanMessages(rows, id)
+	if err != nil {
 		return nil, false, s.wrap("list messages", err)
 	}
 	if len(out) == 0 && before == "" {
@@ -989,27 +973,35 @@ func (s *Store) MessagesAfter(ctx context.Context, id string, seq int64, limit i
 	if err != nil {
 		return nil, s.wrap("list messages after", err)
 	}
+	out, err := scanMessages(rows, id)
+	if err != nil {
+		return nil, s.wrap("list messages after", err)
+	}
+	return out, nil
+}
+
+// scanMessages reads rows of messagesAfter's columns, messages of
+// conversation conv, and closes them.
+func scanMessages(rows *sql.Rows, conv string) ([]*store.Message, error) {
 	defer rows.Close()
 	var out []*store.Message
 	for rows.Next() {
-		m := &store.Message{ConversationID: id}
+		m := &store.Message{ConversationID: conv}
 		var (
 			calls   sql.NullString
 			created sql.NullInt64
 		)
 		if err := rows.Scan(&m.Seq, &m.ID, &m.Role, &m.Text, &calls, &m.ToolCallID, &m.ToolName, &m.IsError, &created); err != nil {
-			return nil, s.wrap("list messages after", err)
+			return nil, err
 		}
+		var err error
 		if m.ToolCalls, err = fromJSONText[store.ToolCall](calls); err != nil {
-			return nil, s.wrap("list messages after", err)
+			return nil, err
 		}
 		m.CreatedAt = fromNanos(created)
 		out = append(out, m)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap("list messages after", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome, record, park_group`
