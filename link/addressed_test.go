@@ -28,7 +28,8 @@ import (
 // to ada, the conversation's owner, on every path she could answer it by,
 // exactly as an ask that does not exist is: the socket (where her card
 // says it waits for bob), AG-UI and the answer link. Bob answers it by
-// link, and the record says so; ada then still hears nothing of it.
+// link, and the record says so; ada then still hears nothing of it, and
+// her history lists no card of it.
 func TestAddresseeOnEveryPath(t *testing.T) {
 	tool, err := agent.NewTool("approve_refund", "Ask a manager to approve a refund.", func(ctx context.Context, _ struct{}) (any, error) {
 		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
@@ -149,6 +150,27 @@ func TestAddresseeOnEveryPath(t *testing.T) {
 	}
 	if after := submit(iid); wstest.Path(after, "error", "code") != missing["code"] || wstest.Path(after, "error", "message") != missing["message"] {
 		t.Errorf("socket after: %v; for no card: %v", after, missing)
+	}
+	// The history: ada's page, reloaded, lists the turn without bob's card,
+	// answered, as if it had never been asked.
+	reload := wstest.Dial(t, srv.WS()+"?token="+adaToken)
+	reload.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + conv + `","supports":["choice_chips","` + server.ExtHistoryCards + `"]}`)
+	sid2 := wstest.Path(reload.Expect("immediate_response")[0], "data", "sessionId").(string)
+	reload.Send(`{"action":"get_conversation_messages","requestId":"h","sessionId":"` + sid2 + `"}`)
+	var history map[string]any
+	for history == nil {
+		if ev := reload.Next(); ev["requestId"] == "h" {
+			history = ev
+		}
+	}
+	msgs, _ := wstest.Path(history, "data", "messages").([]any)
+	if len(msgs) != 2 {
+		t.Fatalf("history: %v, want the message and its reply", history)
+	}
+	for _, m := range msgs {
+		if cards, ok := m.(map[string]any)["interactions"]; ok {
+			t.Errorf("history: ada is shown bob's card %v", cards)
+		}
 	}
 }
 

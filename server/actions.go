@@ -599,7 +599,9 @@ const (
 // and that ended, in the order shown. A card comes from its park, which
 // keeps how it ended: a kind's card, a host tool's Ask (an MCP server's
 // elicitation too) and a write confirmation, answered, declined, expired,
-// withdrawn or stopped. History stored before parks kept outcomes has its
+// withdrawn or stopped, but not one addressed to someone the connection's
+// principal is not (agent.MayAnswer), which is listed to them as if it had
+// never been asked. History stored before parks kept outcomes has its
 // raise cards read from the messages instead (resolvedCard). The pending
 // card is not listed: it is sent again as interaction_required. It reads
 // the conversation's messages newest first from before (the page's
@@ -647,6 +649,9 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before string,
 					byCall[call.ID] = ps[:i]
 					if mine := ps[i:]; len(mine) > 0 {
 						for _, p := range slices.Backward(mine) {
+							if c.waitingFor(p) != "" {
+								continue // someone else's ask: not theirs to see, answered or not
+							}
 							turn = append(turn, parkCard(p))
 							stepOf = append(stepOf, len(steps))
 						}
