@@ -5,6 +5,13 @@
 // card the turn parks on. On a store that processes share, every process
 // streams every turn.
 //
+// With -auth-secret (or $KINDKIT_AUTH_SECRET) every request carries an
+// HS256 bearer token, as kindserver's (an Authorization: Bearer header, or
+// ?token= where EventSource cannot set one): a conversation is its
+// creator's, and an ask addressed to someone else (kindkit.AddressedTo)
+// is shown to them waiting for its addressee, and refused as if it did
+// not exist.
+//
 //	go run ./examples/sse -store sqlite:/tmp/sse.db
 //	curl -X POST localhost:8090/conversations -d '{"supports":["choice_chips"]}'
 //	curl -N localhost:8090/conversations/CONVERSATION/events
@@ -20,30 +27,80 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/kinds"
+	"github.com/kindkit/kindkit/server"
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/dsn"
 )
 
 // handler is the transport: four routes over an engine, which it only
-// reads the store through (a session, by its id).
+// reads the store through (a session or a conversation, by its id).
 type handler struct {
-	eng *agent.Engine
+	eng        *agent.Engine
+	authSecret []byte // HS256 bearer tokens; none: no auth, an id is its bearer secret
 }
 
-func newHandler(eng *agent.Engine) http.Handler {
-	h := &handler{eng: eng}
+func newHandler(eng *agent.Engine, authSecret []byte) http.Handler {
+	h := &handler{eng: eng, authSecret: authSecret}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /conversations", h.create)
-	mux.HandleFunc("GET /conversations/{id}/events", h.events)
-	mux.HandleFunc("POST /sessions/{id}/messages", h.send)
-	mux.HandleFunc("POST /sessions/{id}/answers", h.answer)
+	mux.HandleFunc("POST /conversations", h.authed(h.create))
+	mux.HandleFunc("GET /conversations/{id}/events", h.authed(h.events))
+	mux.HandleFunc("POST /sessions/{id}/messages", h.authed(h.send))
+	mux.HandleFunc("POST /sessions/{id}/answers", h.authed(h.answer))
 	return mux
+}
+
+// authed refuses a request without a valid token when auth is on, and
+// hands next a context that names its principal and groups: the owner of
+// what it creates, and whom an ask may be addressed to (agent.MayAnswer).
+func (h *handler) authed(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if len(h.authSecret) == 0 {
+			next(w, r)
+			return
+		}
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			token = r.URL.Query().Get("token") // EventSource sets no header
+		}
+		p, err := server.VerifyToken(strings.TrimSpace(token), h.authSecret, time.Now(), server.TokenRules{})
+		if err != nil {
+			http.Error(w, "a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		ctx := agent.WithGroups(agent.WithPrincipal(r.Context(), p.Sub), p.Groups)
+		next(w, r.WithContext(context.WithValue(ctx, ownerKey{}, p.Sub)))
+	}
+}
+
+type ownerKey struct{}
+
+// owner is whom r acts for: its token's subject, "" when auth is off.
+func owner(r *http.Request) string {
+	sub, _ := r.Context().Value(ownerKey{}).(string)
+	return sub
+}
+
+// visible says whether r may see the conversation: any with auth off,
+// else only one of its own. The conversation it may not see is, to it,
+// one that does not exist.
+func (h *handler) visible(r *http.Request, conversationID string) (bool, error) {
+	if len(h.authSecret) == 0 {
+		return true, nil
+	}
+	conv, err := h.eng.Store().Conversation(r.Context(), conversationID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && conv.Owner == owner(r), err
 }
 
 func (h *handler) create(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +108,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	conv, sess, err := h.eng.NewConversation(r.Context(), "", in.Supports, agent.Opening{})
+	conv, sess, err := h.eng.NewConversation(r.Context(), owner(r), in.Supports, agent.Opening{})
 	if err != nil {
 		fail(w, err)
 		return
@@ -75,6 +132,14 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Last-Event-ID: not an id this stream sent", http.StatusBadRequest)
 		return
 	}
+	switch ok, err := h.visible(r, r.PathValue("id")); {
+	case err != nil:
+		fail(w, err)
+		return
+	case !ok:
+		http.NotFound(w, r)
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	events := make(chan agent.Event, 256)
@@ -94,7 +159,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case ev := <-events:
-			data, err := json.Marshal(wireEvent(ev))
+			data, err := json.Marshal(h.wireEvent(r.Context(), ev))
 			if err != nil {
 				return
 			}
@@ -127,13 +192,20 @@ type card struct {
 	Kind          string          `json:"kind,omitempty"` // none: a write confirmation
 	Spec          json.RawMessage `json:"spec,omitempty"`
 	Reason        string          `json:"reason,omitempty"`
+	// WaitingFor names whom the card is addressed to when the listener
+	// may not answer it: they are shown it read-only.
+	WaitingFor string `json:"waitingFor,omitempty"`
 }
 
-func wireEvent(ev agent.Event) sseEvent {
+// wireEvent is ev as the listener whose request ctx is sees it.
+func (h *handler) wireEvent(ctx context.Context, ev agent.Event) sseEvent {
 	out := sseEvent{RequestID: ev.RequestID, After: ev.After, Text: ev.Text, IsError: ev.IsError}
 	switch {
 	case ev.Park != nil:
 		out.Card = &card{InteractionID: ev.Park.ID, Kind: ev.Park.Kind, Spec: ev.Park.Spec, Reason: ev.Park.Reason}
+		if to := h.eng.AddressedTo(ev.Park); !agent.MayAnswer(ctx, to) {
+			out.Card.WaitingFor = to
+		}
 	case ev.Reply != nil:
 		out.Reply = ev.Reply.Text
 	case ev.Message != nil:
@@ -197,11 +269,15 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request, in any) (*stor
 		return nil, false
 	}
 	sess, err := h.eng.Store().Session(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
+	visible := err == nil
+	if visible {
+		visible, err = h.visible(r, sess.ConversationID)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && !visible:
 		http.NotFound(w, r)
 		return nil, false
-	}
-	if err != nil {
+	case err != nil:
 		fail(w, err)
 		return nil, false
 	}
@@ -230,7 +306,11 @@ func fail(w http.ResponseWriter, err error) {
 func main() {
 	addr := flag.String("addr", "localhost:8090", "listen address")
 	dsnFlag := flag.String("store", "memory", "memory, sqlite:PATH or postgres://…")
+	authSecret := flag.String("auth-secret", "", "HS256 secret for bearer tokens (or $KINDKIT_AUTH_SECRET); none: no auth")
 	flag.Parse()
+	if *authSecret == "" {
+		*authSecret = os.Getenv("KINDKIT_AUTH_SECRET") // not the flag's default: -help would print it
+	}
 	ctx := context.Background()
 	st, closeStore, err := dsn.Open(ctx, *dsnFlag, nil)
 	if err != nil {
@@ -247,5 +327,5 @@ func main() {
 	}
 	defer eng.Close()
 	log.Printf("sse: listening on http://%s", *addr)
-	log.Fatal(http.ListenAndServe(*addr, newHandler(eng)))
+	log.Fatal(http.ListenAndServe(*addr, newHandler(eng, []byte(*authSecret))))
 }

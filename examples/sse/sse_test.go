@@ -198,20 +198,28 @@ func process(t *testing.T, url string) *httptest.Server {
 // processWith is process with model.
 func processWith(t *testing.T, url string, model agent.Model) *httptest.Server {
 	t.Helper()
+	srv, _ := serve(t, url, agent.Config{Model: model}, nil)
+	return srv
+}
+
+// serve is one process on the store url names, with cfg's model and
+// tools, and with auth on when authSecret is set.
+func serve(t *testing.T, url string, cfg agent.Config, authSecret []byte) (*httptest.Server, *agent.Engine) {
+	t.Helper()
 	ctx := context.Background()
 	st, closeStore, err := dsn.Open(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	catalog, err := kinds.All()
+	if cfg.Catalog, err = kinds.All(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Logger = st, slog.New(slog.DiscardHandler)
+	eng, err := agent.NewEngine(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := agent.NewEngine(agent.Config{Catalog: catalog, Store: st, Model: model, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(newHandler(eng))
+	srv := httptest.NewServer(newHandler(eng, authSecret))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -223,7 +231,7 @@ func processWith(t *testing.T, url string, model agent.Model) *httptest.Server {
 	if err := eng.RelayReady(readyCtx); err != nil {
 		t.Fatal(err)
 	}
-	return srv
+	return srv, eng
 }
 
 func post(t *testing.T, srv *httptest.Server, path, body string, want int) map[string]string {
@@ -266,8 +274,15 @@ func listen(t *testing.T, srv *httptest.Server, conv string) *stream {
 // listens again sends it.
 func listenFrom(t *testing.T, srv *httptest.Server, conv, lastID string) *stream {
 	t.Helper()
+	return listenAs(t, srv, conv, lastID, "")
+}
+
+// listenAs is listenFrom with a bearer token, sent as ?token= as an
+// EventSource would.
+func listenAs(t *testing.T, srv *httptest.Server, conv, lastID, token string) *stream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/conversations/"+conv+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/conversations/"+conv+"/events?token="+token, nil)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
