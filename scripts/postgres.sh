@@ -10,7 +10,12 @@
 #	eval "$(scripts/postgres.sh | tail -1)"
 #
 # Environment: KINDKIT_PG_PORT (default 55432), KINDKIT_PG_DATA (default
-# /tmp/kindkit-postgres-$port). Stop the cluster with
+# /tmp/kindkit-postgres-$port), KINDKIT_PG_SERVER=1 for a cluster set up as
+# a server would be, to measure on (scripts/parks.sh): durable (fsync,
+# synchronous commit, full-page writes, all off in a test cluster) and with
+# shared_buffers a quarter of RAM (KINDKIT_PG_SHARED_BUFFERS overrides) and
+# effective_cache_size half of it. Both apply when the cluster is made;
+# pick a port of its own. Stop the cluster with
 #	pg_ctl -D /tmp/kindkit-postgres-55432 stop
 # (as the postgres user when running as root).
 set -euo pipefail
@@ -101,8 +106,8 @@ if [[ ! -f $data/PG_VERSION ]]; then
 	log "initdb $data"
 	"${as[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null ||
 		"${as[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-	# A throwaway test cluster: durability is traded for speed; listen on
-	# loopback only, with the socket in the data dir (no /var/run needed).
+	# Listen on loopback only, with the socket in the data dir (no
+	# /var/run needed).
 	"${as[@]}" tee -a "$data/postgresql.conf" >/dev/null <<-EOF
 
 		# kindkit test cluster (scripts/postgres.sh)
@@ -110,10 +115,22 @@ if [[ ! -f $data/PG_VERSION ]]; then
 		port = $port
 		unix_socket_directories = '$data'
 		max_connections = 200
-		fsync = off
-		synchronous_commit = off
-		full_page_writes = off
 	EOF
+	if [[ ${KINDKIT_PG_SERVER:-} == 1 ]]; then
+		ram_mb=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024))
+		"${as[@]}" tee -a "$data/postgresql.conf" >/dev/null <<-EOF
+			# as a server: durable, and its cache sized to the machine
+			shared_buffers = ${KINDKIT_PG_SHARED_BUFFERS:-$((ram_mb / 4))MB}
+			effective_cache_size = $((ram_mb / 2))MB
+		EOF
+	else
+		# A throwaway test cluster: durability is traded for speed.
+		"${as[@]}" tee -a "$data/postgresql.conf" >/dev/null <<-EOF
+			fsync = off
+			synchronous_commit = off
+			full_page_writes = off
+		EOF
+	fi
 fi
 
 # The port lies in Linux's ephemeral range, so a busy client socket can
