@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -165,8 +166,9 @@ func TestSubscribeFrom(t *testing.T) {
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			var st, st2 store.Store
+			var dsn string
 			if name == "postgres" {
-				dsn := storetest.PostgresDB(t)
+				dsn = storetest.PostgresDB(t)
 				st, st2 = openStore(t, dsn), openStore(t, dsn)
 			} else {
 				st = open(t)
@@ -177,12 +179,17 @@ func TestSubscribeFrom(t *testing.T) {
 			openGate := func() { closeGate.Do(func() { close(gate) }) }
 			e := engine(t, st, positionTurn(gate), clockwork.NewFakeClock())
 			t.Cleanup(openGate) // before the engine's shutdown waits for the turn
-			var other *agent.Engine
+			var other, late *agent.Engine
+			var lateBus *heldBus
 			if st2 != nil {
 				other = engine(t, st2, positionTurn(nil), clockwork.NewFakeClock())
+				// A third process, whose relay is behind the store.
+				lateStore := openStore(t, dsn)
+				lateBus = &heldBus{Notifier: lateStore.(store.Shared).Notifier()}
+				late = engine(t, heldRelay{Store: lateStore, bus: lateBus}, positionTurn(nil), clockwork.NewFakeClock())
 				readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				defer cancel()
-				for _, x := range []*agent.Engine{e, other} {
+				for _, x := range []*agent.Engine{e, other, late} {
 					if err := x.RelayReady(readyCtx); err != nil {
 						t.Fatal(err)
 					}
@@ -216,6 +223,9 @@ func TestSubscribeFrom(t *testing.T) {
 				}
 			}
 			until(func(ev agent.Event) bool { return ev.Kind == agent.EventPrompt })
+			if lateBus != nil {
+				lateBus.hold() // what the turn says from here on reaches late after its replay
+			}
 			if _, err := e.Submit(ctx, sess, seen[len(seen)-1].Park.ID, agent.Answer{Values: json.RawMessage(picked)}, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -229,9 +239,11 @@ func TestSubscribeFrom(t *testing.T) {
 				}
 				mid = append(mid, listen(t, e, ev.Pos))
 			}
-			var elsewhere func() []string
+			var elsewhere, behind func() []string
 			if other != nil {
 				elsewhere = listen(t, other, seen[len(seen)-1].Pos)
+				behind = listen(t, late, seen[len(seen)-1].Pos)
+				lateBus.release() // late hears what its replay read already
 			}
 			openGate()
 			until(func(ev agent.Event) bool { return ev.Kind == agent.EventReply })
@@ -255,6 +267,7 @@ func TestSubscribeFrom(t *testing.T) {
 			}
 			if elsewhere != nil {
 				check("mid-reply, in another process", len(mid)-1, elsewhere())
+				check("mid-reply, in a process whose relay was behind", len(mid)-1, behind())
 			}
 			// After the reply: every event but the last from the store.
 			for i := range seen[:len(seen)-1] {
@@ -272,4 +285,51 @@ func TestSubscribeFrom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldRelay is a store whose relay (bus) this process can hear late.
+type heldRelay struct {
+	store.Store
+	bus *heldBus
+}
+
+func (h heldRelay) Notifier() store.Notifier { return h.bus }
+
+// heldBus holds the notes its process hears between hold and release,
+// as a relay behind the store does under load, then delivers them in
+// order.
+type heldBus struct {
+	store.Notifier
+	mu      sync.Mutex
+	holding bool
+	held    [][]byte
+	deliver func([]byte)
+}
+
+func (b *heldBus) Listen(ctx context.Context, deliver func([]byte)) error {
+	return b.Notifier.Listen(ctx, func(msg []byte) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.deliver = deliver
+		if b.holding {
+			b.held = append(b.held, slices.Clone(msg))
+			return
+		}
+		deliver(msg)
+	})
+}
+
+func (b *heldBus) hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.holding = true
+}
+
+func (b *heldBus) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, msg := range b.held {
+		b.deliver(msg)
+	}
+	b.holding, b.held = false, nil
 }

@@ -139,6 +139,12 @@ type subscription struct {
 	held bool
 	// caughtUp: how many of the events queued first are add's catch-up.
 	caughtUp uint64
+	// last is, for a subscription from a position (resume), the position
+	// of the last event queued; zero for one without. An event that comes
+	// later at or before it was told already, from the store: the relay
+	// can be behind the store, so another process's events may reach
+	// this one after a replay that read them.
+	last Position
 }
 
 // enqueue queues ev and chunk, what is shown with it, and returns how many
@@ -146,11 +152,33 @@ type subscription struct {
 func (sub *subscription) enqueue(ev Event, chunk []Event) uint64 {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	if !sub.gone {
+	if sub.gone {
+		return sub.queued
+	}
+	if sub.last.IsZero() {
 		sub.queue = append(append(sub.queue, ev), chunk...)
 		sub.queued += uint64(1 + len(chunk))
+		return sub.queued
+	}
+	sub.queueAfterLocked(ev)
+	for _, c := range chunk {
+		sub.queueAfterLocked(c)
 	}
 	return sub.queued
+}
+
+// queueAfterLocked queues ev unless it comes at or before sub.last (a
+// text run without the bytes told), and moves sub.last to it.
+func (sub *subscription) queueAfterLocked(ev Event) {
+	if !ev.Pos.IsZero() {
+		var ok bool
+		if ev, ok = trimmed(ev, sub.last); !ok {
+			return
+		}
+		sub.last = ev.Pos
+	}
+	sub.queue = append(sub.queue, ev)
+	sub.queued++
 }
 
 // tell returns once the first upTo events queued have been told (or sub
@@ -224,6 +252,7 @@ func (sub *subscription) resume(replayed []Event, from Position) {
 	}
 	sub.queue = queue
 	sub.queued = uint64(len(queue)) // nothing was told: it is held
+	sub.last = last
 }
 
 // release ends sub's hold and tells what is queued.
