@@ -13,10 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agui"
-	"github.com/kindkit/kindkit/gen/choicesgen"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/link"
@@ -31,22 +29,7 @@ import (
 // link, and the record says so; ada then still hears nothing of it, and
 // her history lists no card of it.
 func TestAddresseeOnEveryPath(t *testing.T) {
-	tool, err := agent.NewTool("approve_refund", "Ask a manager to approve a refund.", func(ctx context.Context, _ struct{}) (any, error) {
-		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
-			Options: []choicesgen.Option{{Label: "Basic"}, {Label: "Pro"}}}}}
-		v, err := choicesgen.Ask(ctx, q, "to quote", kindkit.AddressedTo("bob"))
-		if err != nil {
-			return nil, err
-		}
-		return "chose " + v.Answers[0].Options[0], nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "approve_refund", Arguments: `{}`}, {Kind: "text", Text: "Pro it is."}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tool, model := servertest.ApproveRefund(t, "bob"), servertest.ApproveRefundModel(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mux := http.NewServeMux()
 	srv := servertest.Start(t, servertest.Config{Model: model, Tools: []agent.HostTool{tool}, AuthSecret: authSecret, Logger: quiet}, mux)
@@ -182,19 +165,7 @@ func submit0(token string) map[string]any { return submit(token, pro) }
 // and answers nothing, as for an ask that does not exist, and the ask
 // waits for its deadline.
 func TestAddressedLinkWithoutAuth(t *testing.T) {
-	tool, err := agent.NewTool("approve_refund", "Ask a manager.", func(ctx context.Context, _ struct{}) (any, error) {
-		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
-			Options: []choicesgen.Option{{Label: "Basic"}, {Label: "Pro"}}}}}
-		_, err := choicesgen.Ask(ctx, q, "to quote", kindkit.AddressedTo("bob"))
-		return "done", err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "approve_refund", Arguments: `{}`}, {Kind: "text", Text: "Done."}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tool, model := servertest.ApproveRefund(t, "bob"), servertest.ApproveRefundModel(t)
 	mux := http.NewServeMux()
 	srv := servertest.Start(t, servertest.Config{Model: model, Tools: []agent.HostTool{tool}, Logger: slog.New(slog.DiscardHandler)}, mux)
 	signer := signer(t, secretA)

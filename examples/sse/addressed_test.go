@@ -13,9 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
-	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/server"
 )
 
@@ -26,22 +25,7 @@ import (
 // where he may (here the engine, as an answer link or an inbox does), and
 // ada's stream sees her turn resume.
 func TestAddressedAsk(t *testing.T) {
-	tool, err := agent.NewTool("approve_refund", "Ask a manager to approve a refund.", func(ctx context.Context, _ struct{}) (any, error) {
-		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
-			Options: []choicesgen.Option{{Label: "Basic"}, {Label: "Pro"}}}}}
-		v, err := choicesgen.Ask(ctx, q, "to quote", kindkit.AddressedTo("bob"))
-		if err != nil {
-			return nil, err
-		}
-		return "chose " + v.Answers[0].Options[0], nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "approve_refund", Arguments: `{}`}, {Kind: "text", Text: "Pro it is."}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tool, model := servertest.ApproveRefund(t, "bob"), servertest.ApproveRefundModel(t)
 	secret := []byte("an HS256 secret of 32 bytes or more")
 	srv, eng := serve(t, "sqlite:"+filepath.Join(t.TempDir(), "sse.db"), agent.Config{Model: model, Tools: []agent.HostTool{tool}}, secret)
 	exp := time.Now().Add(time.Hour)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/gen/choicesgen"
 )
@@ -61,4 +62,35 @@ func AGUIClient(t testing.TB) string {
 		t.Skip(`KINDKIT_TEST_AGUI not set; eval "$(scripts/agui.sh | tail -1)" to run the AG-UI client tests`)
 	}
 	return dir
+}
+
+// ApproveRefund is a host tool, approve_refund, that asks whoever to names
+// (kindkit.AddressedTo: a principal, or group:NAME) which plan to quote,
+// Basic or Pro, and answers "chose <plan>"; ApproveRefundModel is a
+// scripted model that calls it once and replies "Pro it is.".
+func ApproveRefund(t testing.TB, to string) agent.HostTool {
+	t.Helper()
+	tool, err := agent.NewTool("approve_refund", "Ask a manager to approve a refund.", func(ctx context.Context, _ struct{}) (any, error) {
+		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
+			Options: []choicesgen.Option{{Label: "Basic"}, {Label: "Pro"}}}}}
+		v, err := choicesgen.Ask(ctx, q, "to quote", kindkit.AddressedTo(to))
+		if err != nil {
+			return nil, err
+		}
+		return "chose " + v.Answers[0].Options[0], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+// ApproveRefundModel calls ApproveRefund's tool, then replies "Pro it is.".
+func ApproveRefundModel(t testing.TB) agent.Model {
+	t.Helper()
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "approve_refund", Arguments: `{}`}, {Kind: "text", Text: "Pro it is."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model
 }
