@@ -252,6 +252,9 @@ func (c *conn) writeLoop() {
 		closed := c.closed
 		c.mu.Unlock()
 		if err := c.sock.WriteBatch(c.ws, batch, writeTimeout); err != nil {
+			if errors.Is(err, cork.ErrTimedOut) {
+				c.srv.log.Warn("client is not reading; its write timed out, closing its connection", "timeout", writeTimeout)
+			}
 			c.mu.Lock()
 			c.closed = true
 			c.queue, c.queued = nil, 0

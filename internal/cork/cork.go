@@ -3,9 +3,12 @@ package cork
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -23,7 +26,12 @@ type Conn struct {
 	held   *[]byte // from heldBuffers while corked and written to
 
 	watchdog *time.Timer // WriteBatch's; only its caller, the one writer, touches it
+	cutOff   atomic.Bool // the watchdog fired
 }
+
+// ErrTimedOut is WriteBatch's error when the client did not accept a batch
+// in time and was cut off: a client that does not read.
+var ErrTimedOut = errors.New("cork: the client did not accept the write in time")
 
 // heldBuffers keeps the buffers of batches, so that a connection holds none
 // between batches and a short connection allocates none.
@@ -39,7 +47,10 @@ const maxKept = 64 << 10
 // the connection's writer, may call it.
 func (c *Conn) WriteBatch(ws *websocket.Conn, frames [][]byte, timeout time.Duration) error {
 	if c.watchdog == nil {
-		c.watchdog = time.AfterFunc(timeout, func() { ws.CloseNow() })
+		c.watchdog = time.AfterFunc(timeout, func() {
+			c.cutOff.Store(true)
+			ws.CloseNow()
+		})
 	} else {
 		c.watchdog.Reset(timeout)
 	}
@@ -50,10 +61,18 @@ func (c *Conn) WriteBatch(ws *websocket.Conn, frames [][]byte, timeout time.Dura
 		// applies until the uncork.
 		if err := ws.Write(context.Background(), websocket.MessageText, data); err != nil {
 			c.uncork() // what others wrote meanwhile, such as a close frame
-			return err
+			return c.why(err)
 		}
 	}
-	return c.uncork()
+	return c.why(c.uncork())
+}
+
+// why is err, a write's, as ErrTimedOut when the watchdog cut it off.
+func (c *Conn) why(err error) error {
+	if err != nil && c.cutOff.Load() {
+		return fmt.Errorf("%w: %v", ErrTimedOut, err)
+	}
+	return err
 }
 
 func (c *Conn) cork() {
