@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
@@ -191,8 +193,8 @@ func parseQuery(v url.Values) (agent.InboxQuery, string) {
 		}
 	}
 	q.Kind = v.Get("kind")
-	if len(q.Kind) > 100 {
-		return q, "kind is longer than a kind's name"
+	if q.Kind != "" && !plain(q.Kind) {
+		return q, "kind is not a kind's name"
 	}
 	if s := v.Get("before"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
@@ -221,6 +223,13 @@ func parseQuery(v url.Values) (agent.InboxQuery, string) {
 	return q, ""
 }
 
+// plain says whether s may be an id or a name the store knows: not empty,
+// not long, printable UTF-8 (a NUL, say, is no id, and PostgreSQL would
+// refuse it in a query).
+func plain(s string) bool {
+	return s != "" && len(s) <= 200 && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
+}
+
 // submit answers POST /inbox/submit: the answer goes through the engine's
 // Submit (or Confirm), recorded as from an inbox.
 func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, r *http.Request, principal string) {
@@ -241,8 +250,8 @@ func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, r *http.Req
 		problem(w, http.StatusBadRequest, "bad_request", "the request is not a JSON object of conversationId, interactionId and an answer")
 		return
 	}
-	if req.ConversationID == "" || req.InteractionID == "" {
-		problem(w, http.StatusBadRequest, "bad_request", "an answer names its conversationId and interactionId")
+	if !plain(req.ConversationID) || !plain(req.InteractionID) {
+		problem(w, http.StatusBadRequest, "bad_request", "an answer names its conversationId and interactionId, as the inbox listed them")
 		return
 	}
 	p, pending, err := h.find(ctx, req.ConversationID, req.InteractionID)

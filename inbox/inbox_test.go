@@ -314,6 +314,9 @@ func TestInboxBadInput(t *testing.T) {
 		{"a limit of words", "GET", "/inbox/asks?limit=ten", bob, nil, 400, "bad_request"},
 		{"an unknown parameter", "GET", "/inbox/asks?owner=cy", bob, nil, 400, "bad_request"},
 		{"a parameter twice", "GET", "/inbox/asks?kind=a&kind=b", bob, nil, 400, "bad_request"},
+		{"a kind with a NUL", "GET", "/inbox/asks?kind=a%00b", bob, nil, 400, "bad_request"},
+		{"a conversation id with a NUL", "POST", "/inbox/submit", bob, submitBody("c\u0000", p.ID, pro), 400, "bad_request"},
+		{"a huge id", "POST", "/inbox/submit", bob, submitBody(conv, strings.Repeat("x", 300), pro), 400, "bad_request"},
 		{"POST asks", "POST", "/inbox/asks", bob, nil, 405, "method_not_allowed"},
 		{"GET submit", "GET", "/inbox/submit", bob, nil, 405, "method_not_allowed"},
 		{"a huge body", "POST", "/inbox/submit", bob, bytes.Repeat([]byte(" "), inbox.MaxBody+1), 413, "too_large"},
@@ -342,5 +345,49 @@ func TestInboxBadInput(t *testing.T) {
 		if json.Unmarshal(raw, &pr); code != 404 || pr.Code != "inbox_off" || !strings.Contains(pr.Message, "needs auth") {
 			t.Errorf("%s %s without auth: %d %s", c.method, c.path, code, raw)
 		}
+	}
+}
+
+// A tool call's confirmation, unaddressed, is in its conversation's
+// owner's inbox with the call's tool and arguments; it is answered with
+// approved (not values), recorded as from the inbox, and the tool runs.
+func TestInboxConfirmation(t *testing.T) {
+	refund, err := agent.NewTool("send_refund", "Refund an order.", func(context.Context, struct {
+		Amount float64 `json:"amount"`
+	}) (any, error) {
+		return "refunded", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := agent.NewScripted([]agent.ScriptEntry{{Kind: "toolCall", Name: "send_refund", Arguments: `{"amount":120}`}, {Kind: "text", Text: "Refunded."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	mux := http.NewServeMux()
+	srv := servertest.Start(t, servertest.Config{Model: model, Tools: []agent.HostTool{refund}, ConfirmTools: []string{"refund"},
+		ParkTimeout: time.Hour, AuthSecret: authSecret, Logger: quiet}, mux)
+	h := inbox.NewHandler(srv.Engine, inbox.Options{AuthSecret: authSecret, Logger: quiet})
+	mux.Handle("/inbox/asks", h)
+	mux.Handle("/inbox/submit", h)
+	r := &rig{t: t, eng: srv.Engine, url: srv.URL}
+	conv, p, events := r.ask("fay")
+	page := r.page(token("fay"), "")
+	if len(page.Asks) != 1 || page.Asks[0].Ask != "confirmation" || page.Asks[0].Tool != "send_refund" ||
+		string(page.Asks[0].Arguments) != `{"amount":120}` || page.Asks[0].InteractionID != p.ID {
+		t.Fatalf("fay's inbox: %+v", page)
+	}
+	if code, raw := r.do(http.MethodPost, "/inbox/submit", token("fay"), submitBody(conv, p.ID, `{}`)); code != 400 || !strings.Contains(string(raw), "approved: true or false") {
+		t.Errorf("a confirmation answered with values: %d %s, want 400", code, raw)
+	}
+	b, _ := json.Marshal(map[string]any{"conversationId": conv, "interactionId": p.ID, "approved": true})
+	code, raw := r.do(http.MethodPost, "/inbox/submit", token("fay"), b)
+	var done inbox.Answered
+	if json.Unmarshal(raw, &done); code != 200 || done.Status != "approved" || done.Via != agent.ViaInbox || done.By != "fay" {
+		t.Fatalf("fay's approval: %d %s", code, raw)
+	}
+	if reply := next(t, events, agent.EventReply); reply.Reply == nil || reply.Reply.Text != "Refunded." {
+		t.Errorf("the turn resumed with %+v", reply)
 	}
 }
