@@ -41,13 +41,25 @@ func TestAddressedAsk(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := s.e.AddressedTo(p); got != "group:managers" {
-				t.Fatalf("AddressedTo = %q", got)
+			if got := s.e.AddressedTo(p); got != "group:managers" || p.Addressee != "group:managers" {
+				t.Fatalf("AddressedTo = %q, the park's Addressee %q", got, p.Addressee)
 			}
 			answer := agent.Answer{Values: []byte(slot)}
 			ada := agent.WithGroups(agent.WithPrincipal(ctx, "ada"), []string{"staff"})
 			bob := agent.WithGroups(agent.WithPrincipal(ctx, "bob"), []string{"staff", "managers"})
 			nobody := agent.WithGroups(ctx, []string{"managers"}) // a group without a principal is no one's
+			// The inbox of a manager lists it; of anyone else, not.
+			if got := inboxIDs(t, s.e, bob); len(got) != 1 || got[0] != p.ID {
+				t.Errorf("bob's inbox = %q, want [%s]", got, p.ID)
+			}
+			if got := inboxIDs(t, s.e, ada); len(got) != 0 {
+				t.Errorf("ada's inbox = %q, want none", got)
+			}
+			for _, c := range []context.Context{ctx, nobody} {
+				if _, err := s.e.Inbox(c, agent.InboxQuery{}); !errors.Is(err, agent.ErrNoPrincipal) {
+					t.Errorf("Inbox without a principal: err = %v, want ErrNoPrincipal", err)
+				}
+			}
 			missing := func(c context.Context) (bool, error) {
 				return s.e.Submit(c, s.sess, store.NewID(), answer, nil)
 			}
@@ -68,6 +80,9 @@ func TestAddressedAsk(t *testing.T) {
 			}
 			if got := s.result(t); got != "booked Wed 14:30" {
 				t.Errorf("result %q", got)
+			}
+			if got := inboxIDs(t, s.e, bob); len(got) != 0 {
+				t.Errorf("bob's inbox once answered = %q, want none", got)
 			}
 			// Ended: the addressee hears how; anyone else, nothing.
 			var ended *agent.AskEndedError

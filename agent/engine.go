@@ -790,7 +790,7 @@ func (e *Engine) resolve(ctx context.Context, sess *store.Session, p *store.Park
 	turn.Expiry, turn.KindVersion = nil, "" // the park's, which ends here
 	var actor *store.Session
 	decision := ""
-	if via == ViaCard || via == ViaLink {
+	if via == ViaCard || via == ViaLink || via == ViaInbox {
 		if via == ViaCard {
 			actor = sess
 		}

@@ -19,6 +19,7 @@ import (
 const (
 	ViaCard     = "card"     // a person answered it through a transport (Submit, Confirm)
 	ViaLink     = "link"     // a person answered it through a one-time answer link (ByLink)
+	ViaInbox    = "inbox"    // a person answered it from their inbox, outside the conversation (ByInbox)
 	ViaTool     = "tool"     // its host tool answered it from outside the call (Answerer: an MCP server's completion notice)
 	ViaWords    = "words"    // its own session wrote a message instead, naming it (Message.Withdraw)
 	ViaWithdraw = "withdraw" // another session's message withdrew it
@@ -110,20 +111,26 @@ func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
 }
 
-type linkKey struct{}
+type pathKey struct{}
 
 // ByLink returns ctx saying that the answer Submit or Decide is called
 // with came through a one-time answer link rather than a session of the
 // conversation: the record says so (ViaLink), and names no session, since
 // the session passed is the conversation's, not the answerer's.
 func ByLink(ctx context.Context) context.Context {
-	return context.WithValue(ctx, linkKey{}, true)
+	return context.WithValue(ctx, pathKey{}, ViaLink)
+}
+
+// ByInbox is ByLink for an answer that came from its answerer's inbox
+// (Engine.Inbox): the record says ViaInbox.
+func ByInbox(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pathKey{}, ViaInbox)
 }
 
 // personPath is the path by which ctx's caller answers in person.
 func personPath(ctx context.Context) string {
-	if b, _ := ctx.Value(linkKey{}).(bool); b {
-		return ViaLink
+	if via, _ := ctx.Value(pathKey{}).(string); via != "" {
+		return via
 	}
 	return ViaCard
 }
@@ -159,6 +166,12 @@ func MayAnswer(ctx context.Context, to string) bool {
 // of its conversation may answer it. A transport shows the card of an ask
 // its caller may not answer (MayAnswer) read-only, waiting for it.
 func (e *Engine) AddressedTo(p *store.Park) string {
+	if p.Addressee != "" {
+		return p.Addressee // saved with the park (stores since migration 12)
+	}
+	// A park saved before stores kept the column, ended since (pending
+	// ones got it from their state when the store migrated), keeps its
+	// addressee in its state only.
 	if !bytes.Contains(p.Turn, addresseeKey) {
 		return "" // most asks: no decode of the state on every prompt and answer
 	}
@@ -289,6 +302,8 @@ func (e *AskEndedError) Error() string {
 		msg += " (kind changed)"
 	case ViaLink:
 		msg += " (by an answer link)"
+	case ViaInbox:
+		msg += " (from an inbox)"
 	}
 	return msg
 }

@@ -1057,6 +1057,7 @@ func (t *turn) parkOn(ps []opening) (bool, error) {
 		p.State = store.ParkPending
 		own := kept
 		own.Expiry, own.Addressee = o.expiry.kept(), o.addressee
+		p.Addressee = o.addressee // for the store's inbox (Engine.Inbox)
 		if group != "" && own.Asking != "" {
 			// One of a host tool's AskAll cards: its answer is its own
 			// outcome, read back with the others' once the last is in.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/agui"
+	"github.com/kindkit/kindkit/inbox"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/internal/wstest"
 	"github.com/kindkit/kindkit/link"
@@ -25,9 +26,9 @@ import (
 // With auth on, an ask addressed to bob (kindkit.AddressedTo) is refused
 // to ada, the conversation's owner, on every path she could answer it by,
 // exactly as an ask that does not exist is: the socket (where her card
-// says it waits for bob), AG-UI and the answer link. Bob answers it by
-// link, and the record says so; ada then still hears nothing of it, and
-// her history lists no card of it.
+// says it waits for bob), AG-UI, the inbox (which does not list it) and
+// the answer link. Bob answers it by link, and the record says so; ada
+// then still hears nothing of it, and her history lists no card of it.
 func TestAddresseeOnEveryPath(t *testing.T) {
 	tool, model := servertest.ApproveRefund(t, "bob"), servertest.ApproveRefundModel(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -40,6 +41,9 @@ func TestAddresseeOnEveryPath(t *testing.T) {
 	ag := agui.New(srv.Engine, agui.Options{AuthSecret: authSecret, Logger: quiet})
 	t.Cleanup(func() { ag.Shutdown(context.Background()) })
 	mux.Handle("/agui", http.StripPrefix("/agui", ag))
+	asks := inbox.NewHandler(srv.Engine, inbox.Options{AuthSecret: authSecret, Logger: quiet})
+	mux.Handle("/inbox/asks", asks)
+	mux.Handle("/inbox/submit", asks)
 	mux.Handle("/", web.Handler(srv.Engine.Catalog()))
 
 	exp := time.Now().Add(time.Hour)
@@ -107,6 +111,33 @@ func TestAddresseeOnEveryPath(t *testing.T) {
 		t.Errorf("AG-UI: ada's resume ended %s; a resume of no interrupt %s", refused, missing)
 	}
 
+	// The inbox: ada's lists no ask, bob's lists it; ada's answer is
+	// refused, byte for byte, as an answer to no ask.
+	inboxCall := func(method, path, bearer, body string) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, got := inboxCall("GET", "/inbox/asks", adaToken, ""); code != 200 || got != `{"asks":[]}`+"\n" {
+		t.Errorf("inbox: ada's lists %d %s, want none", code, got)
+	}
+	if code, got := inboxCall("GET", "/inbox/asks", bobToken, ""); code != 200 || !strings.Contains(got, iid) {
+		t.Errorf("inbox: bob's lists %d %s, want the ask", code, got)
+	}
+	inboxSubmit := func(id string) (int, string) {
+		return inboxCall("POST", "/inbox/submit", adaToken, `{"conversationId":"`+conv+`","interactionId":"`+id+`","values":`+pro+`}`)
+	}
+	code, refused := inboxSubmit(iid)
+	if noCode, none := inboxSubmit(uuid.NewString()); code != 404 || code != noCode || refused != none {
+		t.Errorf("inbox: ada's answer got %d %s; an answer to no ask %d %s", code, refused, noCode, none)
+	}
+
 	// The link: ada is told there is no such ask; bob answers.
 	r := &rig{t: t, eng: srv.Engine, url: srv.URL}
 	tok := signer.Mint(link.Claims{ConversationID: conv, AskID: iid, Expires: time.Now().Add(time.Hour)})
@@ -133,6 +164,10 @@ func TestAddresseeOnEveryPath(t *testing.T) {
 	}
 	if after := submit(iid); wstest.Path(after, "error", "code") != missing["code"] || wstest.Path(after, "error", "message") != missing["message"] {
 		t.Errorf("socket after: %v; for no card: %v", after, missing)
+	}
+	code, refused = inboxSubmit(iid)
+	if noCode, none := inboxSubmit(uuid.NewString()); code != 404 || code != noCode || refused != none {
+		t.Errorf("inbox after: ada's answer got %d %s; an answer to no ask %d %s", code, refused, noCode, none)
 	}
 	// The history: ada's page, reloaded, lists the turn without bob's card,
 	// answered, as if it had never been asked.

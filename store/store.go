@@ -179,6 +179,53 @@ type Park struct {
 	// the take that ended it; nil while pending and for parks ended
 	// before stores kept it.
 	Record json.RawMessage
+	// Addressee is whom the park is addressed to: a principal, or
+	// "group:NAME"; "" when anyone of its conversation may answer it.
+	// Written by SaveParks and kept as saved, so that Inbox finds the
+	// pending parks of an addressee (parks saved before stores kept it
+	// have "" here and the addressee only in Turn).
+	Addressee string
+}
+
+// InboxQuery selects the pending parks Inbox returns: those addressed to
+// any of Addressees, and the unaddressed ones of the conversations Owner
+// owns (none when Owner is "").
+type InboxQuery struct {
+	Addressees []string // at most MaxInboxAddressees; "" in it matches nothing
+	Owner      string
+	Kind       string    // only parks of this kind; "" for every kind
+	Before     time.Time // only parks whose deadline is before it; zero for every deadline
+	After      *InboxCursor
+	Limit      int
+}
+
+// MaxInboxAddressees bounds InboxQuery.Addressees: a principal and its
+// groups.
+const MaxInboxAddressees = 64
+
+// InboxCursor is where a page of Inbox ended: the last park's deadline
+// (zero for none) and id. The next page begins after it.
+type InboxCursor struct {
+	Deadline time.Time
+	ID       string
+}
+
+// InboxCursorOf is the cursor just after p.
+func InboxCursorOf(p *Park) InboxCursor { return InboxCursor{Deadline: p.Deadline, ID: p.ID} }
+
+// InboxOrder compares two pending parks in the order Inbox returns them:
+// by deadline, a park without one last, then by id.
+func InboxOrder(a, b InboxCursor) int {
+	switch {
+	case a.Deadline.IsZero() != b.Deadline.IsZero():
+		if a.Deadline.IsZero() {
+			return 1
+		}
+		return -1
+	case !a.Deadline.Equal(b.Deadline):
+		return a.Deadline.Compare(b.Deadline)
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // Lease is a process's hold on the turn a park's answer resumed.
@@ -354,6 +401,14 @@ type Store interface {
 	// ClaimTurn takes over the owed turn of park l.ParkID when its lease
 	// ended before now: exactly one of concurrent claims gets ok.
 	ClaimTurn(ctx context.Context, l Lease, now time.Time) (p *Park, ok bool, err error)
+
+	// Inbox returns up to q.Limit pending parks that q selects, after
+	// q.After, in InboxOrder: the asks a principal may answer, across
+	// conversations. A store serves it from indexes: on the addressee
+	// (of addressed pending parks only, so that unaddressed asks cost
+	// their writes nothing) and on the conversations' owner; paged by
+	// its cursor, never by an offset.
+	Inbox(ctx context.Context, q InboxQuery) ([]*Park, error)
 }
 
 // A Notifier carries short-lived messages to every process that shares a

@@ -58,8 +58,9 @@ type options struct{ title string }
 func WithTitle(title string) Option { return func(o *options) { o.title = title } }
 
 // Handler serves the chat page at /, the answer page of one-time links at
-// /answer, their assets under /static/ and the catalog at /kinds. The catalog is read once, here; a nil catalog serves an
-// empty list.
+// /answer, the inbox page at /inbox, their assets under /static/ and the
+// catalog at /kinds. The catalog is read once, here; a nil catalog serves
+// an empty list.
 func Handler(catalog *kindkit.Catalog, opts ...Option) http.Handler {
 	var o options
 	for _, opt := range opts {
@@ -92,6 +93,9 @@ func Handler(catalog *kindkit.Catalog, opts ...Option) http.Handler {
 	// under /answer/).
 	h.assets["/answer"] = h.assets["/static/answer.html"]
 	delete(h.assets, "/static/answer.html")
+	// The inbox page (package inbox serves its calls under /inbox/).
+	h.assets["/inbox"] = h.assets["/static/inbox.html"]
+	delete(h.assets, "/static/inbox.html")
 
 	body, err := kindsJSON(catalog)
 	if err != nil {
@@ -129,7 +133,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-cache") // revalidate: a new binary serves new files
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
-	if r.URL.Path == "/" || r.URL.Path == "/answer" {
+	if r.URL.Path == "/" || r.URL.Path == "/answer" || r.URL.Path == "/inbox" {
 		hd.Set("Content-Security-Policy", contentSecurityPolicy)
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))

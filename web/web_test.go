@@ -145,6 +145,8 @@ func TestStatic(t *testing.T) {
 		{"/static/style.css", "text/css", ":focus-visible"},
 		{"/answer", "text/html", `<script type="module" src="static/answer.js">`},
 		{"/static/answer.js", "javascript", `from "./js/card/card.js"`},
+		{"/inbox", "text/html", `<script type="module" src="static/inbox.js">`},
+		{"/static/inbox.js", "javascript", `from "./js/card/card.js"`},
 	}
 	for _, c := range cases {
 		r := get(t, h, http.MethodGet, c.path, nil)
@@ -161,12 +163,12 @@ func TestStatic(t *testing.T) {
 			t.Errorf("GET %s with its ETag: %d, want 304", c.path, r.StatusCode)
 		}
 	}
-	for _, p := range []string{"/", "/answer"} {
+	for _, p := range []string{"/", "/answer", "/inbox"} {
 		if csp := get(t, h, http.MethodGet, p, nil).Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 			t.Errorf("%s: page CSP %q", p, csp)
 		}
 	}
-	for _, p := range []string{"/static/", "/static/nope.js", "/index.html", "/static/answer.html", "/ws", "/static/../web.go"} {
+	for _, p := range []string{"/static/", "/static/nope.js", "/index.html", "/static/answer.html", "/static/inbox.html", "/inbox/", "/ws", "/static/../web.go"} {
 		if r := get(t, h, http.MethodGet, p, nil); r.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", p, r.StatusCode)
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/kindkit/kindkit/agui"
 	"github.com/kindkit/kindkit/gen/elicitationgen"
 	"github.com/kindkit/kindkit/gen/identityintakegen"
+	"github.com/kindkit/kindkit/inbox"
 	"github.com/kindkit/kindkit/internal/debugstats"
 	"github.com/kindkit/kindkit/internal/demo"
 	"github.com/kindkit/kindkit/internal/telemetry"
@@ -348,6 +349,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mux.Handle("/answer/ask", answers)
 		mux.Handle("/answer/submit", answers)
 	}
+	// The inbox's two calls (the page, /inbox, is web's): off, and saying
+	// it needs auth, without an auth secret.
+	asks := inbox.NewHandler(eng, inbox.Options{AuthSecret: wire.AuthSecret, AuthRules: wire.AuthRules, Logger: log})
+	mux.Handle("/inbox/asks", asks)
+	mux.Handle("/inbox/submit", asks)
 	if *serveMetrics {
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
 	}

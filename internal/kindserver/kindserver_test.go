@@ -159,10 +159,11 @@ func serveLogged(t *testing.T, args ...string) (base, stdout string, logs *syncb
 	return "", "", nil
 }
 
-// The chat page, /kinds, /healthz, /ws and /agui are served on one port.
+// The chat page, the inbox page, /kinds, /healthz, /ws and /agui are
+// served on one port.
 func TestRoutes(t *testing.T) {
 	base, _ := serve(t, "-store", "memory")
-	for path, want := range map[string]string{"": "<html", "kinds": `"toolName":"request_choices"`, "healthz": "ok",
+	for path, want := range map[string]string{"": "<html", "inbox": `src="static/inbox.js"`, "kinds": `"toolName":"request_choices"`, "healthz": "ok",
 		"metrics": "kindkit_connections_open 0", "agui/capabilities": `"interrupts":true`} {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -172,6 +173,33 @@ func TestRoutes(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("GET /%s: %d, body lacks %q", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// The inbox's calls are served; without -auth-secret they say the inbox
+// needs auth, with it they ask for a bearer token.
+func TestInboxRoutes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-store", "memory"}, 404, `"inbox_off"`},
+		{[]string{"-store", "memory", "-auth-secret", "kindserver-inbox-test-secret-0123456789"}, 401, `"unauthorized"`},
+	} {
+		base, _ := serve(t, c.args...)
+		for _, call := range []struct{ method, path string }{{"GET", "inbox/asks"}, {"POST", "inbox/submit"}} {
+			req, _ := http.NewRequest(call.method, base+call.path, strings.NewReader("{}"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.code || !strings.Contains(string(body), c.want) {
+				t.Errorf("%v: %s /%s: %d %s, want %d %s", c.args, call.method, call.path, resp.StatusCode, body, c.code, c.want)
+			}
 		}
 	}
 }

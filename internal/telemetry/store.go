@@ -52,12 +52,13 @@ const (
 	opSaveParks
 	opPendingParks
 	opMessagesAfter
+	opInbox
 	numOps
 )
 
 var opNames = [numOps]string{"ping", "create_conversation", "conversation", "set_supports", "set_model_pos", "list_conversations",
 	"create_session", "session", "set_contact", "append_messages", "start_turn", "messages", "save_park", "pending_park", "owed_turn", "take_park",
-	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn", "save_parks", "pending_parks", "messages_after"}
+	"expired_parks", "ended_parks", "ended_park", "save_step", "renew_lease", "owed_turns", "claim_turn", "save_parks", "pending_parks", "messages_after", "inbox"}
 
 // Store returns s with every operation timed. A store that is
 // store.Shared stays so.
@@ -203,6 +204,11 @@ func (t *timedStore) OwedTurns(ctx context.Context, now time.Time, limit int) ([
 func (t *timedStore) ClaimTurn(ctx context.Context, l store.Lease, now time.Time) (*store.Park, bool, error) {
 	defer t.since(opClaimTurn, time.Now())
 	return t.s.ClaimTurn(ctx, l, now)
+}
+
+func (t *timedStore) Inbox(ctx context.Context, q store.InboxQuery) ([]*store.Park, error) {
+	defer t.since(opInbox, time.Now())
+	return t.s.Inbox(ctx, q)
 }
 
 // Outbox is the timed store's outbox, untimed: its writes are the

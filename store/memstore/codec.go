@@ -149,7 +149,8 @@ func appendPark(b []byte, p *store.Park) []byte {
 	b = putString(b, string(p.Outcome))
 	b = putBool(b, p.Record != nil)
 	b = putString(b, string(p.Record))
-	return putString(b, p.Group)
+	b = putString(b, p.Group)
+	return putString(b, p.Addressee)
 }
 
 func readPark(b []byte) (*store.Park, error) {
@@ -174,5 +175,6 @@ func readPark(b []byte) (*store.Park, error) {
 		p.Record = append(json.RawMessage{}, record...)
 	}
 	p.Group = r.string()
+	p.Addressee = r.string()
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -479,7 +480,7 @@ func (s *Store) SaveParks(_ context.Context, ps []*store.Park, from *store.Lease
 	c.pending = c.pending[:0]
 	for _, p := range ps {
 		cp := clonePark(p)
-		cp.Reason = store.Text(p.Reason)
+		cp.Reason, cp.Addressee = store.Text(p.Reason), store.Text(p.Addressee)
 		cp.State, cp.Owed, cp.LeaseOwner, cp.LeaseUntil = store.ParkPending, false, "", time.Time{}
 		s.parks[p.ID] = cp
 		s.parkedLocked(cp)
@@ -599,6 +600,37 @@ func (s *Store) ExpiredParks(_ context.Context, now time.Time, limit int) ([]*st
 	}
 	slices.SortFunc(out, func(a, b *store.Park) int { return a.Deadline.Compare(b.Deadline) })
 	out = out[:min(len(out), max(limit, 0))]
+	for i, p := range out {
+		out[i] = clonePark(p)
+	}
+	return out, nil
+}
+
+// Inbox looks at every pending park, as ExpiredParks does.
+func (s *Store) Inbox(_ context.Context, q store.InboxQuery) ([]*store.Park, error) {
+	if len(q.Addressees) > store.MaxInboxAddressees {
+		return nil, fmt.Errorf("memstore: inbox: %d addressees, at most %d", len(q.Addressees), store.MaxInboxAddressees)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*store.Park
+	for _, p := range s.parks {
+		if p.State != store.ParkPending || (q.Kind != "" && p.Kind != q.Kind) ||
+			(!q.Before.IsZero() && (p.Deadline.IsZero() || !p.Deadline.Before(q.Before))) ||
+			(q.After != nil && store.InboxOrder(store.InboxCursorOf(p), *q.After) <= 0) {
+			continue
+		}
+		mine := p.Addressee != "" && slices.Contains(q.Addressees, p.Addressee)
+		if p.Addressee == "" && q.Owner != "" {
+			c := s.convs[p.ConversationID]
+			mine = c != nil && c.Owner == q.Owner
+		}
+		if mine {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b *store.Park) int { return store.InboxOrder(store.InboxCursorOf(a), store.InboxCursorOf(b)) })
+	out = out[:min(len(out), max(q.Limit, 0))]
 	for i, p := range out {
 		out[i] = clonePark(p)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -292,5 +293,65 @@ func TestMessagesWithoutAutoincrement(t *testing.T) {
 	var n int
 	if err := s.db.QueryRow(`SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'messages'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("sqlite_sequence rows for messages = %d, %v; want none", n, err)
+	}
+}
+
+// TestMigrateAddressees: version 12 gives the pending parks of an older
+// database their addressee from their turn state, so an inbox finds them;
+// a park that ended, or whose state only mentions the word in a string,
+// gets none.
+func TestMigrateAddressees(t *testing.T) {
+	for _, dc := range dsns(t) {
+		t.Run(dc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := dc.open(t)
+			s, err := open(ctx, dsn, config{upTo: 11})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{
+				`INSERT INTO conversations (id, owner, created_at) VALUES ('c1', 'ada', 1)`,
+				`INSERT INTO parks (id, type, conversation_id, tool_call, deadline, state, turn, ck) VALUES
+					('p1', 'interaction', 'c1', '{}', 5, 'pending', '{"v":1,"addressee":"bob"}', 1),
+					('p2', 'interaction', 'c1', '{}', 6, 'resolved', '{"v":1,"addressee":"bob"}', 1),
+					('p3', 'interaction', 'c1', '{}', 7, 'pending', '{"v":1,"text":"\"addressee\": bob"}', 1),
+					('p4', 'interaction', 'c1', '{}', 8, 'pending', '{"v":1,"addressee":"group:ops"}', 1)`,
+			} {
+				if _, err := s.db.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			s.Close()
+
+			s = openT(t, dsn)
+			got := map[string]string{}
+			rows, err := s.db.Query(`SELECT id, addressee FROM parks`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id, to string
+				if err := rows.Scan(&id, &to); err != nil {
+					t.Fatal(err)
+				}
+				got[id] = to
+			}
+			rows.Close()
+			want := map[string]string{"p1": "bob", "p2": "", "p3": "", "p4": "group:ops"}
+			if !maps.Equal(got, want) {
+				t.Errorf("addressees after the upgrade = %v, want %v", got, want)
+			}
+			ps, err := s.Inbox(ctx, store.InboxQuery{Addressees: []string{"bob", "group:ops"}, Owner: "bob", Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, p := range ps {
+				ids = append(ids, p.ID)
+			}
+			if !slices.Equal(ids, []string{"p1", "p4"}) {
+				t.Errorf("bob's inbox after the upgrade = %v, want [p1 p4]", ids)
+			}
+		})
 	}
 }

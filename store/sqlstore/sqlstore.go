@@ -423,7 +423,7 @@ var (
 	// even when no row comes.
 	replacePendingID   = replacePending + `id, park_group`
 	replacePendingPark = replacePending + parkCols
-	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, $12, ` + convKey(3) + `)`
+	insertPark         = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, FALSE, '', NULL, $11, NULL, NULL, $12, $13, ` + convKey(3) + `)`
 	pendingParks       = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND state = 'pending' ORDER BY created_at, id`
 	pendingPark        = pendingParks + ` LIMIT 1`
 	// owedTurn finds the conversation's parks by its key at the start of
@@ -795,7 +795,7 @@ var returning = map[string]string{
 }
 
 // insertTurn saves a turn's record, owed its reply under a lease.
-var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, NULL, '', ` + convKey(2) + `)`
+var insertTurn = `INSERT INTO parks (` + parkCols + `, ck) VALUES ($1, 'turn', $2, $3, '', NULL, '', '{}', NULL, 'running', $4, TRUE, $5, $6, $7, NULL, NULL, '', '', ` + convKey(2) + `)`
 
 // errBusy rolls back a StartTurn whose conversation was busy or touched.
 var errBusy = errors.New("sqlstore: the conversation is busy")
@@ -1004,7 +1004,7 @@ func scanMessages(rows *sql.Rows, conv string) ([]*store.Message, error) {
 	return out, rows.Err()
 }
 
-const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome, record, park_group`
+const parkCols = `id, type, conversation_id, session_id, kind, spec, reason, tool_call, deadline, state, turn, owed, lease_owner, lease_until, created_at, outcome, record, park_group, addressee`
 
 // SavePark is SaveParks with one park.
 func (s *Store) SavePark(ctx context.Context, p *store.Park, from *store.Lease, msgs ...*store.Message) (string, error) {
@@ -1044,7 +1044,7 @@ func (s *Store) SaveParks(ctx context.Context, ps []*store.Park, from *store.Lea
 		if err != nil {
 			return nil, s.wrap("save park", err)
 		}
-		args[i] = []any{p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(p.Turn), created, p.Group}
+		args[i] = []any{p.ID, string(p.Type), p.ConversationID, p.SessionID, p.Kind, spec, store.Text(p.Reason), string(call), deadline, string(p.Turn), created, p.Group, store.Text(p.Addressee)}
 	}
 	var replaced []string
 	consumers := s.consumers()
@@ -1138,7 +1138,7 @@ func scanPark(row interface{ Scan(...any) error }) (*store.Park, error) {
 		deadline, leaseUntil, created sql.NullInt64
 	)
 	if err := row.Scan(&p.ID, &typ, &p.ConversationID, &p.SessionID, &p.Kind, &spec, &p.Reason, &call, &deadline, &state, &turn,
-		&p.Owed, &p.LeaseOwner, &leaseUntil, &created, &outcome, &record, &p.Group); err != nil {
+		&p.Owed, &p.LeaseOwner, &leaseUntil, &created, &outcome, &record, &p.Group, &p.Addressee); err != nil {
 		return nil, err
 	}
 	p.Type, p.State = store.ParkKind(typ), store.ParkState(state)
@@ -1456,3 +1456,72 @@ func (s *Store) EndedParks(ctx context.Context, conversationID string, since tim
 var endedParks = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND created_at >= $2 AND outcome IS NOT NULL
 	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE ck = ` + convKey(1) + ` AND id = $3))
 	ORDER BY created_at, id LIMIT $4`
+
+// Inbox reads two indexes: parks_pending_addressee, which holds the
+// addressed pending parks only, for those addressed to q.Addressees, and
+// conversations_owner then parks_pending_conversation for the unaddressed
+// pending parks of q.Owner's conversations. Each part is cut to the page
+// before the two are merged. The number of addressees is rounded up to a
+// power of two, the rest ” (which no indexed park has), so that a handful
+// of statements serves every query.
+func (s *Store) Inbox(ctx context.Context, q store.InboxQuery) ([]*store.Park, error) {
+	if len(q.Addressees) > store.MaxInboxAddressees {
+		return nil, s.wrap("inbox", fmt.Errorf("%d addressees, at most %d", len(q.Addressees), store.MaxInboxAddressees))
+	}
+	upTo := int64(math.MaxInt64)
+	if !q.Before.IsZero() {
+		n, err := nanos(q.Before)
+		if err != nil {
+			return nil, s.wrap("inbox", err)
+		}
+		upTo = n.(int64) - 1 // before it
+	}
+	afterDue, afterID := int64(math.MinInt64), ""
+	if q.After != nil {
+		afterDue, afterID = math.MaxInt64, q.After.ID
+		if !q.After.Deadline.IsZero() {
+			n, err := nanos(q.After.Deadline)
+			if err != nil {
+				return nil, s.wrap("inbox", err)
+			}
+			afterDue = n.(int64)
+		}
+	}
+	n := 1
+	for n < len(q.Addressees) {
+		n *= 2
+	}
+	args := []any{q.Owner, q.Kind, upTo, afterDue, afterID, max(q.Limit, 0)}
+	for i := range n {
+		a := ""
+		if i < len(q.Addressees) {
+			a = store.Text(q.Addressees[i])
+		}
+		args = append(args, a)
+	}
+	out, err := s.queryParks(ctx, inboxQuery(n), args...)
+	if err != nil {
+		return nil, s.wrap("inbox", err)
+	}
+	return out, nil
+}
+
+// inboxQuery is Inbox's statement for n addressees ($7 on).
+func inboxQuery(n int) string {
+	const due = `COALESCE(deadline, 9223372036854775807)`
+	const filter = ` AND ($2 = '' OR kind = $2) AND ` + due + ` <= $3 AND (` + due + `, id) > ($4, $5) ORDER BY due, id LIMIT $6`
+	var in strings.Builder
+	for i := range n {
+		if i > 0 {
+			in.WriteString(", ")
+		}
+		in.WriteString("$" + strconv.Itoa(7+i))
+	}
+	return `SELECT ` + parkCols + ` FROM (
+	SELECT * FROM (SELECT ` + parkCols + `, ` + due + ` AS due FROM parks
+		WHERE state = 'pending' AND addressee <> '' AND addressee IN (` + in.String() + `)` + filter + `) AS addressed
+	UNION ALL
+	SELECT * FROM (SELECT ` + parkCols + `, ` + due + ` AS due FROM parks
+		WHERE ck IN (SELECT ck FROM conversations WHERE owner = $1 AND owner <> '') AND state = 'pending' AND addressee = ''` + filter + `) AS owned
+) AS inbox ORDER BY due, id LIMIT $6`
+}

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"NUL", testNUL},
 		{"NoAliases", testNoAliases},
 		{"MixedKeys", testMixedKeys},
+		{"Inbox", testInbox},
 		{"OutboxOff", testOutboxOff},
 		{"OutboxEvents", testOutboxEvents},
 		{"OutboxLease", testOutboxLease},

@@ -21,7 +21,7 @@ const ENDED = {
   withdrawn: "Withdrawn", cancelled: "Stopped", approved: "Approved", denied: "Rejected",
 };
 // The words for the path an answer came by (the record's via).
-const VIA = { link: "through an answer link", card: "in the conversation", tool: "by its tool", deadline: "at its deadline" };
+const VIA = { link: "through an answer link", inbox: "from an inbox", card: "in the conversation", tool: "by its tool", deadline: "at its deadline" };
 
 function setStatus(state, text) {
   status.dataset.state = state;

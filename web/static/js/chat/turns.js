@@ -185,7 +185,7 @@ export function settleCards(t, result, tool) {
   const unknown = [];
   for (const c of state.cards.values()) {
     if (c.turn !== t) continue;
-    if (c.state === "open" || c.state === "sending") {
+    if (c.state === "open" || c.state === "sending" || c.state === "waiting") { // waiting: its addressee answered it elsewhere
       c.closeWith(payload);
       if (!payload.status) unknown.push(c.id);
     } else if (c.state === "answered" && c.tool === tool && payload.status === "submitted") c.closeWith(payload); // the values as the server kept them
