@@ -62,6 +62,7 @@ func verifyV1a(public ed25519.PublicKey, h http.Header, body []byte) bool {
 
 func TestDocsShowTheReceiver(t *testing.T) {
 	readmetest.HasFunc(t, "../docs/webhooks.md", "receiver_test.go", "func receive(")
+	readmetest.HasFunc(t, "../README.md", "receiver_test.go", "func receive(")
 	readmetest.HasFunc(t, "../docs/webhooks.md", "receiver_test.go", "func verifyV1a(")
 }
 
