@@ -536,7 +536,9 @@ func (s *stream) caughtUp(ctx context.Context, conv string, wait time.Duration) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	err := s.ready(ctx)
+	// One probe: the engine listens, and a probe sent again would only
+	// lengthen a relay that is behind.
+	err := s.probe(ctx, nil)
 	for err == nil {
 		s.mu.Lock()
 		tp := s.topics[conv]
@@ -623,6 +625,15 @@ func (s *stream) receive(data []byte) {
 
 // ready waits until this engine hears its own notes through the bus.
 func (s *stream) ready(ctx context.Context) error {
+	// Again every 100ms: a probe sent before the engine listens is lost.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	return s.probe(ctx, tick.C)
+}
+
+// probe sends a probe, again each time again ticks, until this engine
+// hears one (and so every note sent before it), or ctx ends.
+func (s *stream) probe(ctx context.Context, again <-chan time.Time) error {
 	if s.bus == nil {
 		return nil
 	}
@@ -635,8 +646,6 @@ func (s *stream) ready(ctx context.Context) error {
 		delete(s.probes, id)
 		s.mu.Unlock()
 	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
 	for {
 		s.send(note{Conversation: "-", Probe: id})
 		select {
@@ -644,7 +653,7 @@ func (s *stream) ready(ctx context.Context) error {
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
+		case <-again:
 		}
 	}
 }
