@@ -23,7 +23,7 @@ import (
 // message withdrew the card and its turn ended (under load, the relay
 // lags behind the store so: TestSendRacesParkingTurn/postgres then saw
 // the new turn's reply before the withdrawn turn's cancelled event).
-func TestTurnAfterAnotherProcesssTurn(t *testing.T) {
+func TestTurnAfterOtherProcessTurn(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
 	bus := newHeldBus()
