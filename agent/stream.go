@@ -112,6 +112,7 @@ type stream struct {
 	bus     store.Notifier // nil: this process is the only one
 	out     chan note      // notes for the bus, sent in order by publish
 	dropped atomic.Int64   // notes the full queue refused since the last batch
+	stopped chan struct{}  // closed when the relay stopped: nothing is sent any more
 
 	mu     sync.Mutex
 	topics map[string]*topic        // conversation id → its subscribers and running turn
@@ -313,6 +314,9 @@ type topic struct {
 	size    int       // about the bytes of live
 	dropped bool      // live outgrew its bounds; the catch-up is cut
 	heard   time.Time // its last event
+	// ended is closed when live ends (the turn's terminal event or its
+	// park's prompt is heard), for caughtUp; nil while nobody waits.
+	ended chan struct{}
 	// made: the conversation was made here and nothing of it was heard
 	// since, so no turn of it is in progress: a subscriber's catch-up
 	// needs no read of the store.
@@ -336,6 +340,9 @@ type note struct {
 	Probe        string      `json:"q,omitempty"` // a note the origin waits to hear itself
 	Declared     bool        `json:"d,omitempty"` // the conversation's capabilities were declared anew
 	Cancel       string      `json:"s,omitempty"` // a turn to stop where it runs (Engine.Cancel)
+	// flushed marks a flush in the queue, and is never sent: it is closed
+	// once the notes queued before it were handed to the bus.
+	flushed chan struct{}
 }
 
 // wireEvent is an Event as the relay carries it: the park without the
@@ -412,6 +419,9 @@ const (
 	maxLiveEvents = 256
 	maxLiveBytes  = 1 << 20
 	busQueue      = 4096 // notes waiting for the bus before new ones are dropped
+	// A turn that starts waits at most this long for the relay to bring
+	// what another process told before it (stream.caughtUp).
+	relayCatchUp = 5 * time.Second
 	// A turn whose end this process never heard (its notes were lost while
 	// the bus was down) is forgotten after topicIdle without a subscriber.
 	topicIdle = 10 * time.Minute
@@ -419,7 +429,8 @@ const (
 
 func newStream(e *Engine, bus store.Notifier) *stream {
 	origin := uuid.NewString()
-	s := &stream{eng: e, origin: origin, self: []byte(`{"o":"` + origin + `"`), bus: bus, topics: map[string]*topic{}, probes: map[string]chan struct{}{}}
+	s := &stream{eng: e, origin: origin, self: []byte(`{"o":"` + origin + `"`), bus: bus, topics: map[string]*topic{}, probes: map[string]chan struct{}{},
+		stopped: make(chan struct{})}
 	if bus != nil {
 		s.out = make(chan note, busQueue)
 	}
@@ -428,6 +439,7 @@ func newStream(e *Engine, bus store.Notifier) *stream {
 
 // run carries notes to and from the bus until ctx ends.
 func (s *stream) run(ctx context.Context) {
+	defer close(s.stopped)
 	if s.bus == nil {
 		return
 	}
@@ -464,22 +476,32 @@ func (s *stream) listen(ctx context.Context) {
 func (s *stream) publish(ctx context.Context) {
 	for {
 		var batch []note
-		select {
-		case <-ctx.Done():
-			return
-		case n := <-s.out:
-			batch = append(batch, n)
-		}
-		for more := true; more && len(batch) < 256; {
-			select {
-			case n := <-s.out:
+		var flushes []chan struct{} // closed once the batch is handed to the bus
+		add := func(n note) {
+			if n.flushed != nil {
+				flushes = append(flushes, n.flushed)
+				return
+			}
+			if len(batch) > 0 {
 				if last := &batch[len(batch)-1]; n.isToken() && last.isToken() && n.Conversation == last.Conversation &&
 					n.Event.RequestID == last.Event.RequestID && n.Event.After == last.Event.After {
 					last.Event.Text += n.Event.Text
 					last.Event.Seq, last.Event.Off = n.Event.Seq, n.Event.Off // the run's end
-				} else {
-					batch = append(batch, n)
+					return
 				}
+			}
+			batch = append(batch, n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-s.out:
+			add(n)
+		}
+		for more := true; more && len(batch) < 256; {
+			select {
+			case n := <-s.out:
+				add(n)
 			default:
 				more = false
 			}
@@ -496,12 +518,76 @@ func (s *stream) publish(ctx context.Context) {
 			}
 			msgs = append(msgs, data)
 		}
-		sendCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := s.bus.Notify(sendCtx, msgs...); err != nil && ctx.Err() == nil {
-			s.eng.log.Warn("relay: notes to other processes lost", "notes", len(msgs), "err", err)
+		if len(msgs) > 0 {
+			sendCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if err := s.bus.Notify(sendCtx, msgs...); err != nil && ctx.Err() == nil {
+				s.eng.log.Warn("relay: notes to other processes lost", "notes", len(msgs), "err", err)
+			}
+			cancel()
 		}
-		cancel()
+		for _, done := range flushes {
+			close(done)
+		}
 	}
+}
+
+// flush waits until the notes queued so far were handed to the bus (sent,
+// or lost as the log says), or ctx ends, or the relay stopped.
+func (s *stream) flush(ctx context.Context) {
+	if s.bus == nil {
+		return
+	}
+	done := make(chan struct{})
+	select {
+	case s.out <- note{flushed: done}:
+	default:
+		return // the queue is full: notes are dropped already
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-s.stopped:
+	}
+}
+
+// caughtUp waits until this process has heard what the others told of
+// conversation conv before a turn of it that starts here, so that the
+// subscribers here are told that turn after the one that ran elsewhere,
+// not before that one's end, still on its way: first every note the
+// others sent before now (the relay delivers them in the order sent, and
+// a run sends what it told before it runs: turn.run), then the end of
+// the turn they ran, when it began and did not end. Only while someone
+// here subscribes to conv, and for at most wait: a note the relay lost
+// (the log says so) holds a turn no longer.
+func (s *stream) caughtUp(ctx context.Context, conv string, wait time.Duration) {
+	if s.bus == nil || !s.watched(conv) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	// One probe: the engine listens, and a probe sent again would only
+	// lengthen a relay that is behind.
+	err := s.probe(ctx, nil)
+	for err == nil {
+		s.mu.Lock()
+		tp := s.topics[conv]
+		if tp == nil || tp.live == nil {
+			s.mu.Unlock()
+			return
+		}
+		if tp.ended == nil {
+			tp.ended = make(chan struct{})
+		}
+		ended := tp.ended
+		s.mu.Unlock()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	s.eng.log.Warn("relay: the other processes were not heard up to now; a turn of theirs may be told after this one's events",
+		"conversationId", conv, "err", err)
 }
 
 func (n *note) isToken() bool {
@@ -568,6 +654,15 @@ func (s *stream) receive(data []byte) {
 
 // ready waits until this engine hears its own notes through the bus.
 func (s *stream) ready(ctx context.Context) error {
+	// Again every 100ms: a probe sent before the engine listens is lost.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	return s.probe(ctx, tick.C)
+}
+
+// probe sends a probe, again each time again ticks, until this engine
+// hears one (and so every note sent before it), or ctx ends.
+func (s *stream) probe(ctx context.Context, again <-chan time.Time) error {
 	if s.bus == nil {
 		return nil
 	}
@@ -580,8 +675,6 @@ func (s *stream) ready(ctx context.Context) error {
 		delete(s.probes, id)
 		s.mu.Unlock()
 	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
 	for {
 		s.send(note{Conversation: "-", Probe: id})
 		select {
@@ -589,7 +682,7 @@ func (s *stream) ready(ctx context.Context) error {
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
+		case <-again:
 		}
 	}
 }
@@ -679,6 +772,10 @@ func (tp *topic) keep(ev Event) {
 	switch ev.Kind {
 	case EventPrompt, EventReply, EventFailed, EventCancelled:
 		tp.live, tp.size, tp.dropped = nil, 0, false
+		if tp.ended != nil {
+			close(tp.ended)
+			tp.ended = nil
+		}
 		return
 	}
 	if tp.dropped {

@@ -252,3 +252,57 @@ func quietEngine(bus ...store.Notifier) *Engine {
 	e.stream = newStream(e, b)
 	return e
 }
+
+// flush returns once the notes queued before it were handed to the bus:
+// a run flushes what its turn told before it runs, so that a turn that
+// starts elsewhere after this one ended hears this one begin.
+func TestFlushWaitsForTheBus(t *testing.T) {
+	bus := &slowBus{called: make(chan struct{}, 1), release: make(chan struct{})}
+	s := quietEngine(bus).stream
+	ctx, cancel := context.WithCancel(context.Background())
+	var relay sync.WaitGroup
+	relay.Go(func() { s.run(ctx) })
+	defer func() {
+		cancel()
+		relay.Wait()
+	}()
+	s.post("c1", Event{Kind: EventMessage, RequestID: "T", Message: &store.Message{ID: "m1"}}).run()
+	flushed := make(chan struct{})
+	go func() {
+		s.flush(context.Background())
+		close(flushed)
+	}()
+	select {
+	case <-flushed:
+		t.Fatal("flush returned before the bus was handed the note")
+	case <-bus.called:
+	}
+	close(bus.release)
+	<-flushed
+	if got := bus.notes.Load(); got != 1 {
+		t.Errorf("the bus was handed %d notes when flush returned, want 1", got)
+	}
+}
+
+// slowBus is a notifier whose Notify waits for release.
+type slowBus struct {
+	called  chan struct{}
+	release chan struct{}
+	notes   atomic.Int64
+}
+
+func (b *slowBus) Notify(ctx context.Context, msgs ...[]byte) error {
+	select {
+	case b.called <- struct{}{}:
+	default:
+	}
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	b.notes.Add(int64(len(msgs)))
+	return nil
+}
+
+func (*slowBus) Listen(ctx context.Context, _ func(msg []byte)) error { <-ctx.Done(); return ctx.Err() }

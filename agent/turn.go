@@ -141,7 +141,10 @@ type Message struct {
 // another turn of the conversation is owed a reply, or when a card waits
 // that the message may not withdraw (Message.Withdraw). What a message
 // does while a card waits is decided in the write that stores it, so a
-// turn that parks meanwhile, here or in another process, is seen.
+// turn that parks meanwhile, here or in another process, is seen. On a
+// store that processes share, the turn is told here only once the relay
+// brought what another process told before it (a few seconds at most),
+// so the subscribers here see the turns in the order they ran.
 func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack func()) error {
 	t := e.newTurn(sess, turnState{RequestID: m.RequestID})
 	msg := t.userMessage(m.Text)
@@ -168,6 +171,11 @@ func (e *Engine) Send(ctx context.Context, sess *store.Session, m Message, ack f
 	if err != nil || !ok {
 		t.cancel()
 		return cmp.Or(err, ErrTurnInProgress)
+	}
+	if m.Made == nil {
+		// The turn before this one may have run in another process, its
+		// events still on their way here: they come first.
+		e.stream.caughtUp(ctx, sess.ConversationID, min(relayCatchUp, e.cfg.LeaseTimeout/3))
 	}
 	if len(withdrawn) > 0 {
 		e.withdrawn(withdrawn)
@@ -618,6 +626,11 @@ func (t *turn) flush(call store.ToolCall) error {
 // again, until the model answers without tools or a tool parks the turn.
 func (t *turn) run() {
 	e := t.eng
+	// What the turn told so far (its message, the answer it resumes from)
+	// goes to the other processes before the turn can end in the store: a
+	// turn that starts elsewhere after this one then hears this one begin
+	// (stream.caughtUp), and waits for its end.
+	e.stream.flush(t.ctx)
 	for {
 		for len(t.state.Pending) > 0 {
 			if t.ctx.Err() != nil {
