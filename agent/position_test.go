@@ -180,13 +180,13 @@ func TestSubscribeFrom(t *testing.T) {
 			e := engine(t, st, positionTurn(gate), clockwork.NewFakeClock())
 			t.Cleanup(openGate) // before the engine's shutdown waits for the turn
 			var other, late *agent.Engine
-			var lateBus *heldBus
+			var relay *lateBus
 			if st2 != nil {
 				other = engine(t, st2, positionTurn(nil), clockwork.NewFakeClock())
 				// A third process, whose relay is behind the store.
 				lateStore := openStore(t, dsn)
-				lateBus = &heldBus{Notifier: lateStore.(store.Shared).Notifier()}
-				late = engine(t, heldRelay{Store: lateStore, bus: lateBus}, positionTurn(nil), clockwork.NewFakeClock())
+				relay = &lateBus{Notifier: lateStore.(store.Shared).Notifier()}
+				late = engine(t, sharedStore{Store: lateStore, bus: relay}, positionTurn(nil), clockwork.NewFakeClock())
 				readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				defer cancel()
 				for _, x := range []*agent.Engine{e, other, late} {
@@ -223,8 +223,8 @@ func TestSubscribeFrom(t *testing.T) {
 				}
 			}
 			until(func(ev agent.Event) bool { return ev.Kind == agent.EventPrompt })
-			if lateBus != nil {
-				lateBus.hold() // what the turn says from here on reaches late after its replay
+			if relay != nil {
+				relay.hold() // what the turn says from here on reaches late after its replay
 			}
 			if _, err := e.Submit(ctx, sess, seen[len(seen)-1].Park.ID, agent.Answer{Values: json.RawMessage(picked)}, nil); err != nil {
 				t.Fatal(err)
@@ -243,7 +243,7 @@ func TestSubscribeFrom(t *testing.T) {
 			if other != nil {
 				elsewhere = listen(t, other, seen[len(seen)-1].Pos)
 				behind = listen(t, late, seen[len(seen)-1].Pos)
-				lateBus.release() // late hears what its replay read already
+				relay.release() // late hears what its replay read already
 			}
 			openGate()
 			until(func(ev agent.Event) bool { return ev.Kind == agent.EventReply })
@@ -287,18 +287,11 @@ func TestSubscribeFrom(t *testing.T) {
 	}
 }
 
-// heldRelay is a store whose relay (bus) this process can hear late.
-type heldRelay struct {
-	store.Store
-	bus *heldBus
-}
-
-func (h heldRelay) Notifier() store.Notifier { return h.bus }
-
-// heldBus holds the notes its process hears between hold and release,
+// lateBus is a real relay (a PostgreSQL notifier) whose process hears
+// late: it holds the notes its process hears between hold and release,
 // as a relay behind the store does under load, then delivers them in
 // order.
-type heldBus struct {
+type lateBus struct {
 	store.Notifier
 	mu      sync.Mutex
 	holding bool
@@ -306,7 +299,7 @@ type heldBus struct {
 	deliver func([]byte)
 }
 
-func (b *heldBus) Listen(ctx context.Context, deliver func([]byte)) error {
+func (b *lateBus) Listen(ctx context.Context, deliver func([]byte)) error {
 	return b.Notifier.Listen(ctx, func(msg []byte) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -319,13 +312,13 @@ func (b *heldBus) Listen(ctx context.Context, deliver func([]byte)) error {
 	})
 }
 
-func (b *heldBus) hold() {
+func (b *lateBus) hold() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.holding = true
 }
 
-func (b *heldBus) release() {
+func (b *lateBus) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, msg := range b.held {
