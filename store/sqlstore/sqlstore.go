@@ -11,8 +11,9 @@
 // schema_migrations; a database made by an older kindkit is upgraded, never
 // dropped, and one made by a newer kindkit is refused.
 //
-// Every statement works for both dialects; they differ only in the schema,
-// the row lock SavePark takes and the error codes. TakePark is one
+// Every statement works for both dialects; they differ in the schema, the
+// row lock SavePark takes, the error codes, and PostgreSQL's own form of
+// the writes of a cycle, each one round trip (pgwrites.go). TakePark is one
 // conditional UPDATE … RETURNING, so of concurrent takes of a park, in one
 // process or in many sharing a PostgreSQL database, exactly one succeeds.
 //
@@ -363,6 +364,13 @@ func (s *Store) CreateConversation(ctx context.Context, c *store.Conversation, s
 	created, err := nanos(c.CreatedAt)
 	if err != nil {
 		return s.wrap("create conversation", err)
+	}
+	if s.dialect == dialectPostgres && len(sessions) == 1 {
+		err := s.pgCreateWithSession(ctx, []any{c.ID, store.Text(c.Owner), supports, c.ModelPos, created}, sessions[0])
+		if err != nil {
+			return s.wrap("create conversation", err)
+		}
+		return nil
 	}
 	err = s.write(ctx, len(sessions) > 0, func(ex executor) error {
 		if _, err := ex.ExecContext(ctx, s.insertConversation(),
@@ -829,6 +837,19 @@ func (s *Store) StartTurn(ctx context.Context, m *store.Message, t *store.Park, 
 	if err != nil {
 		return nil, false, s.wrap("start turn", err)
 	}
+	if s.dialect == dialectPostgres {
+		inserted, err := s.pgStartTurn(ctx, m, query, append(args[:len(args):len(args)], t.ID, t.SessionID, string(t.Turn), t.LeaseOwner, until, created))
+		if err != nil {
+			return nil, false, s.wrap("start turn", err)
+		}
+		if inserted {
+			return nil, true, nil
+		}
+		if first != nil || waiting == nil {
+			return nil, false, nil // the general path would refuse it too
+		}
+		// A card may wait: the general path asks waiting about it.
+	}
 	var withdrawn []*store.Park
 	err = s.write(ctx, true, func(tx executor) error {
 		withdrawn = nil // a group commit may run it again
@@ -1048,6 +1069,16 @@ func (s *Store) SaveParks(ctx context.Context, ps []*store.Park, from *store.Lea
 	}
 	var replaced []string
 	consumers := s.consumers()
+	if s.dialect == dialectPostgres && len(ps) == 1 && from != nil && consumers == nil && len(msgs) < len(insertFew) {
+		replaced, saved, err := s.pgSavePark(ctx, args[0], *from, msgs)
+		if err != nil {
+			return nil, s.wrap("save park", err)
+		}
+		if saved {
+			return replaced, nil
+		}
+		// The lease is lost, or held otherwise: the general path tells.
+	}
 	err := s.write(ctx, true, func(tx executor) error {
 		// On PostgreSQL, lock the conversation so that concurrent saves
 		// queue up instead of both missing the other's parks. SQLite needs
@@ -1226,10 +1257,21 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 	var p *store.Park
 	consumers := s.consumers()
 	atomic := len(a.Messages) > 0 || consumers != nil
-	err := s.write(ctx, atomic, func(ex executor) (err error) {
-		p, err = s.takeIn(ctx, ex, id, a, consumers, atomic || s.commits != nil)
-		return err
-	})
+	var err error
+	if s.dialect == dialectPostgres && consumers == nil && len(a.Messages) < len(insertFew) {
+		var args []any
+		if args, err = takeArgs(id, a); err == nil {
+			p, err = s.pgTakePark(ctx, id, a, args)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			err = errGrouped // or not pending: the transaction tells
+		}
+	} else {
+		err = s.write(ctx, atomic, func(ex executor) (err error) {
+			p, err = s.takeIn(ctx, ex, id, a, consumers, atomic || s.commits != nil)
+			return err
+		})
+	}
 	if errors.Is(err, errGrouped) {
 		// A park of a group: its take is several statements, in a
 		// transaction.
@@ -1252,6 +1294,31 @@ func (s *Store) TakePark(ctx context.Context, id string, a store.Answer) (*store
 // when the park is not pending. inTx says ex is a transaction: when it is
 // not, a park of a group is not taken but errGrouped returned.
 func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answer, consumers []string, inTx bool) (*store.Park, error) {
+	args, err := takeArgs(id, a)
+	if err != nil {
+		return nil, err
+	}
+	p, err := scanPark(ex.QueryRowContext(ctx, takePark, args...))
+	if errors.Is(err, sql.ErrNoRows) && !inTx {
+		return nil, errGrouped // or not pending: the transaction tells
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		// id, state, turn, outcome, record, owner, until
+		p, err = s.takeGrouped(ctx, ex, id, a.Lease != nil, []any{args[0], args[1], args[2], args[6], args[7], args[4], args[5]})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if consumers != nil {
+		if err := insertEvents(ctx, ex, resolvedEvents(p, time.Now(), consumers)); err != nil {
+			return nil, err
+		}
+	}
+	return p, s.insertAll(ctx, ex, p.ConversationID, a.Messages)
+}
+
+// takeArgs are takePark's parameters.
+func takeArgs(id string, a store.Answer) ([]any, error) {
 	var turn any
 	if a.Turn != nil {
 		turn = string(a.Turn)
@@ -1272,22 +1339,7 @@ func (s *Store) takeIn(ctx context.Context, ex executor, id string, a store.Answ
 	if a.Record != nil {
 		record = string(a.Record)
 	}
-	p, err := scanPark(ex.QueryRowContext(ctx, takePark, id, string(a.State), turn, a.Lease != nil, owner, until, outcome, record))
-	if errors.Is(err, sql.ErrNoRows) && !inTx {
-		return nil, errGrouped // or not pending: the transaction tells
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		p, err = s.takeGrouped(ctx, ex, id, a.Lease != nil, []any{id, string(a.State), turn, outcome, record, owner, until})
-	}
-	if err != nil {
-		return nil, err
-	}
-	if consumers != nil {
-		if err := insertEvents(ctx, ex, resolvedEvents(p, time.Now(), consumers)); err != nil {
-			return nil, err
-		}
-	}
-	return p, s.insertAll(ctx, ex, p.ConversationID, a.Messages)
+	return []any{id, string(a.State), turn, a.Lease != nil, owner, until, outcome, record}, nil
 }
 
 // errGrouped asks TakePark to take a park again in a transaction.
@@ -1333,6 +1385,13 @@ func (s *Store) SaveStep(ctx context.Context, l store.Lease, st store.Step) erro
 	until, err := nanos(l.Until)
 	if err != nil {
 		return s.wrap("save step", err)
+	}
+	if s.dialect == dialectPostgres && len(st.Messages) < len(insertFew) {
+		err := s.pgSaveStep(ctx, l, st, until)
+		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			return s.wrap("save step", err)
+		}
+		return err
 	}
 	err = s.write(ctx, true, func(tx executor) error {
 		var conv, typ string
