@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -110,6 +111,75 @@ func TestTakeParkTwoProcesses(t *testing.T) {
 		wg.Wait()
 		if len(oks) != 1 || len(errs) > 0 {
 			t.Fatalf("park %s: taken by %v, errors %v; want exactly one taker", id, oks, errs)
+		}
+	}
+}
+
+// TestStartTurnTwoProcesses: two pools on one PostgreSQL database race to
+// start a turn of one conversation, first messages and later ones;
+// exactly one starts it, and one record is owed. (The conversation's row
+// lock makes the second wait and then see the first's message and
+// record; without it both inserted.)
+func TestStartTurnTwoProcesses(t *testing.T) {
+	dsn := postgresDSN(t)
+	a, b := openT(t, dsn), openT(t, dsn)
+	ctx := context.Background()
+	for i := range 30 {
+		conv := fmt.Sprintf("c%d", i)
+		made := &store.Conversation{ID: conv}
+		if err := a.CreateConversation(ctx, made); err != nil {
+			t.Fatal(err)
+		}
+		for _, first := range []*store.Conversation{made, nil} {
+			if first == nil { // a later turn: the first one ended
+				p, err := a.OwedTurn(ctx, conv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := a.SaveStep(ctx, store.Lease{ParkID: p.ID, Owner: p.LeaseOwner}, store.Step{Done: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var (
+				wg   sync.WaitGroup
+				mu   sync.Mutex
+				oks  []string
+				errs []error
+			)
+			start := make(chan struct{})
+			for j := range 8 {
+				s := a
+				if j%2 == 1 {
+					s = b
+				}
+				wg.Go(func() {
+					<-start
+					id := fmt.Sprintf("%s-first-%v-%d", conv, first != nil, j)
+					_, ok, err := s.StartTurn(ctx, &store.Message{ID: id, ConversationID: conv, Role: store.RoleUser, CreatedAt: time.Now()},
+						&store.Park{ID: id + "-t", Type: store.ParkTurn, ConversationID: conv, State: store.ParkRunning, Turn: json.RawMessage(`{}`),
+							Owed: true, LeaseOwner: id, LeaseUntil: time.Now().Add(time.Minute)}, first, nil)
+					mu.Lock()
+					defer mu.Unlock()
+					if err != nil {
+						errs = append(errs, err)
+					}
+					if ok {
+						oks = append(oks, id)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if len(oks) != 1 || len(errs) > 0 {
+				t.Fatalf("conversation %s (first message %v): started by %v, errors %v; want exactly one", conv, first != nil, oks, errs)
+			}
+			var owed int
+			if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM parks WHERE conversation_id = $1 AND owed`, conv).Scan(&owed); err != nil {
+				t.Fatal(err)
+			}
+			if owed != 1 {
+				t.Fatalf("conversation %s: %d records owed, want 1", conv, owed)
+			}
 		}
 	}
 }

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ParkRoundTrip", testParkRoundTrip},
 		{"ParkReplaced", testParkReplaced},
 		{"ParkWithMessages", testParkWithMessages},
+		{"ParkFromLease", testParkFromLease},
 		{"TakeParkOnce", testTakeParkOnce},
 		{"ParkGroups", testParkGroups},
 		{"ParkGroupResumesOnce", testParkGroupResumesOnce},
@@ -915,6 +916,67 @@ func testParkRoundTrip(t *testing.T, s store.Store) {
 	must(t, err)
 	if d := cmp.Diff(again, got, opts); d != "" {
 		t.Errorf("PendingPark after a new park (-want +got):\n%s", d)
+	}
+}
+
+// testParkFromLease: a park saved from the lease of an owed turn, a turn's
+// record (the turn's first park) or a resumed park (a later one), is
+// stored as given, with its messages, and replaces the conversation's
+// pending park; the turn is owed no reply any more, and its record is
+// gone. (A store may make the record's row the park: nothing of the
+// record may show in it.)
+func testParkFromLease(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, from := range []string{"record", "resumed"} {
+		t.Run(from, func(t *testing.T) {
+			conv := "c-" + from
+			newConv(t, s, conv)
+			l := store.Lease{ParkID: conv + "-t", Owner: "A", Until: at(60)}
+			if from == "record" {
+				_, ok, err := s.StartTurn(ctx, &store.Message{ID: conv + "-m1", ConversationID: conv, Role: store.RoleUser, Text: "hi", CreatedAt: at(1)},
+					turnRecord(conv, l), nil, nil)
+				if err != nil || !ok {
+					t.Fatalf("StartTurn = %v, %v", ok, err)
+				}
+			} else {
+				savePark(t, s, newPark(conv, l.ParkID, at(600)))
+				if _, ok, err := s.TakePark(ctx, l.ParkID, store.Answer{State: store.ParkResolved, Lease: &l}); err != nil || !ok {
+					t.Fatalf("TakePark = %v, %v", ok, err)
+				}
+			}
+			// A park that another turn saved meanwhile, without a lease.
+			savePark(t, s, newPark(conv, conv+"-other", at(600)))
+			want := newPark(conv, conv+"-p", at(900))
+			want.CreatedAt, want.Addressee = at(5), "ann"
+			raise := &store.Message{ID: conv + "-m2", ConversationID: conv, Role: store.RoleAssistant,
+				ToolCalls: []store.ToolCall{want.ToolCall}, CreatedAt: at(5)}
+			replaced, err := s.SavePark(ctx, want, &l, raise)
+			if err != nil || replaced != conv+"-other" {
+				t.Fatalf("SavePark from the %s's lease = %q, %v; want %s-other replaced", from, replaced, err, conv)
+			}
+			got, err := s.PendingParks(ctx, conv)
+			must(t, err)
+			if d := cmp.Diff([]*store.Park{want}, got, opts); d != "" {
+				t.Errorf("PendingParks (-want +got):\n%s", d)
+			}
+			if p, err := s.OwedTurn(ctx, conv); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("OwedTurn after the park = %v, %v; want ErrNotFound", p, err)
+			}
+			if owed, err := s.OwedTurns(ctx, at(1000), 10); err != nil || len(owed) != 0 {
+				t.Errorf("OwedTurns after the park = %v, %v; want none", ids(owed), err)
+			}
+			msgs, _, err := s.Messages(ctx, conv, []store.Role{store.RoleAssistant}, "", 10)
+			must(t, err)
+			if d := cmp.Diff([]*store.Message{raise}, msgs, opts); d != "" {
+				t.Errorf("the raise (-want +got):\n%s", d)
+			}
+			if _, err := s.SavePark(ctx, newPark(conv, conv+"-q", at(900)), &l); !errors.Is(err, store.ErrLeaseLost) {
+				t.Errorf("SavePark from the lease again = %v, want ErrLeaseLost", err)
+			}
+			if _, err := s.EndedPark(ctx, conv, l.ParkID); from == "record" && !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("EndedPark(the record) = %v, want ErrNotFound", err)
+			}
+		})
 	}
 }
 
