@@ -3,6 +3,7 @@ package link_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -169,8 +170,8 @@ func TestAddresseeOnEveryPath(t *testing.T) {
 	if noCode, none := inboxSubmit(uuid.NewString()); code != 404 || code != noCode || refused != none {
 		t.Errorf("inbox after: ada's answer got %d %s; an answer to no ask %d %s", code, refused, noCode, none)
 	}
-	// The history: ada's page, reloaded, lists the turn without bob's card,
-	// answered, as if it had never been asked.
+	// The history: ada's page, reloaded, lists bob's card as answered, by
+	// bob, but not what he answered.
 	reload := wstest.Dial(t, srv.WS()+"?token="+adaToken)
 	reload.Send(`{"action":"create_conversation_session","requestId":"r","agentId":"a","conversationId":"` + conv + `","supports":["choice_chips","` + server.ExtHistoryCards + `"]}`)
 	sid2 := wstest.Path(reload.Expect("immediate_response")[0], "data", "sessionId").(string)
@@ -185,10 +186,13 @@ func TestAddresseeOnEveryPath(t *testing.T) {
 	if len(msgs) != 2 {
 		t.Fatalf("history: %v, want the message and its reply", history)
 	}
-	for _, m := range msgs {
-		if cards, ok := m.(map[string]any)["interactions"]; ok {
-			t.Errorf("history: ada is shown bob's card %v", cards)
-		}
+	cards, _ := msgs[1].(map[string]any)["interactions"].([]any)
+	if len(cards) != 1 {
+		t.Fatalf("history: %v, want bob's card on ada's message", msgs)
+	}
+	shown := cards[0].(map[string]any)
+	if outcome, _ := json.Marshal(shown["outcome"]); string(outcome) != `{"status":"submitted"}` || wstest.Path(shown, "record", "by") != "bob" {
+		t.Errorf("history: ada is shown bob's card as %v, want its status and who answered, not the answer", shown)
 	}
 }
 

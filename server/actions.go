@@ -599,9 +599,10 @@ const (
 // and that ended, in the order shown. A card comes from its park, which
 // keeps how it ended: a kind's card, a host tool's Ask (an MCP server's
 // elicitation too) and a write confirmation, answered, declined, expired,
-// withdrawn or stopped, but not one addressed to someone the connection's
-// principal is not (agent.MayAnswer), which is listed to them as if it had
-// never been asked. History stored before parks kept outcomes has its
+// withdrawn or stopped; one addressed to someone the connection's
+// principal is not (agent.MayAnswer) with how it ended and by whom, but
+// not the answer, which was the addressee's to give. History stored
+// before parks kept outcomes has its
 // raise cards read from the messages instead (resolvedCard). The pending
 // card is not listed: it is sent again as interaction_required. It reads
 // the conversation's messages newest first from before (the page's
@@ -649,10 +650,11 @@ func (c *conn) resolvedCards(ctx context.Context, conversationID, before string,
 					byCall[call.ID] = ps[:i]
 					if mine := ps[i:]; len(mine) > 0 {
 						for _, p := range slices.Backward(mine) {
+							card := parkCard(p)
 							if c.waitingFor(p) != "" {
-								continue // someone else's ask: not theirs to see, answered or not
+								card["outcome"] = statusOf(p.Outcome) // someone else's answer: how it ended, not what it said
 							}
-							turn = append(turn, parkCard(p))
+							turn = append(turn, card)
 							stepOf = append(stepOf, len(steps))
 						}
 					} else if card := resolvedCard(catalog, call, results[call.ID]); card != nil {
@@ -709,6 +711,15 @@ func parkCard(p *store.Park) object {
 		card["record"] = r // who ended it, when, how and where
 	}
 	return card
+}
+
+// statusOf is outcome with its status alone: {"status": …}.
+func statusOf(outcome json.RawMessage) object {
+	var o struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(outcome, &o)
+	return object{"status": o.Status}
 }
 
 // resolvedCard is, for history stored before parks kept their outcomes,
