@@ -197,7 +197,7 @@ type card struct {
 	WaitingFor string `json:"waitingFor,omitempty"`
 }
 
-// wireEvent is ev as the listener whose request ctx is sees it.
+// wireEvent is ev as the listener of request context ctx sees it.
 func (h *handler) wireEvent(ctx context.Context, ev agent.Event) sseEvent {
 	out := sseEvent{RequestID: ev.RequestID, After: ev.After, Text: ev.Text, IsError: ev.IsError}
 	switch {
