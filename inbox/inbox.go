@@ -106,7 +106,7 @@ type submitRequest struct {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	var call func(context.Context, http.ResponseWriter, *http.Request, string)
+	var call func(context.Context, http.ResponseWriter, *http.Request)
 	method := http.MethodPost
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/asks"):
@@ -132,7 +132,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusUnauthorized, "unauthorized", "an inbox is someone's: send a valid bearer token (Authorization: Bearer)")
 		return
 	}
-	call(agent.WithGroups(agent.WithPrincipal(r.Context(), p.Sub), p.Groups), w, r, p.Sub)
+	call(agent.WithGroups(agent.WithPrincipal(r.Context(), p.Sub), p.Groups), w, r)
 }
 
 // principal is the request's bearer; ok false without a valid token, or
@@ -151,7 +151,7 @@ func (h *Handler) principal(r *http.Request) (server.Principal, bool) {
 }
 
 // asks answers GET /inbox/asks: a page of the caller's inbox.
-func (h *Handler) asks(ctx context.Context, w http.ResponseWriter, r *http.Request, _ string) {
+func (h *Handler) asks(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	q, msg := parseQuery(r.URL.Query())
 	if msg != "" {
 		problem(w, http.StatusBadRequest, "bad_request", msg)
@@ -232,7 +232,7 @@ func plain(s string) bool {
 
 // submit answers POST /inbox/submit: the answer goes through the engine's
 // Submit (or Confirm), recorded as from an inbox.
-func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, r *http.Request, principal string) {
+func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	var tooBig *http.MaxBytesError
 	switch {
@@ -254,12 +254,12 @@ func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, r *http.Req
 		problem(w, http.StatusBadRequest, "bad_request", "an answer names its conversationId and interactionId, as the inbox listed them")
 		return
 	}
-	p, pending, err := h.find(ctx, req.ConversationID, req.InteractionID)
+	p, pending, err := h.eng.FindAsk(ctx, req.ConversationID, req.InteractionID)
 	if err != nil {
 		h.failed(w, err)
 		return
 	}
-	if p == nil || !h.mayAnswer(ctx, p, principal) {
+	if p == nil || !h.eng.MayAnswerAsk(ctx, p) {
 		notFound(w) // not there, or not the caller's: the same either way
 		return
 	}
@@ -267,29 +267,12 @@ func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, r *http.Req
 		h.ended(ctx, w, p)
 		return
 	}
-	sess, err := h.eng.Store().Session(ctx, p.SessionID)
-	if err != nil {
-		h.failed(w, err)
-		return
-	}
-	ctx = agent.ByInbox(ctx)
-	var ok bool
-	if p.Type == store.ParkConfirmation {
-		if req.Approved == nil {
-			problem(w, http.StatusBadRequest, "bad_request", "a tool call's confirmation is answered with approved: true or false")
-			return
-		}
-		ok, err = h.eng.Confirm(ctx, sess, p.ID, *req.Approved, nil)
-	} else {
-		if !req.Declined && len(req.Values) == 0 {
-			problem(w, http.StatusBadRequest, "bad_request", "an answer has values, or declined: true")
-			return
-		}
-		ok, err = h.eng.Submit(ctx, sess, p.ID, agent.Answer{Values: req.Values, Declined: req.Declined}, nil)
-	}
+	ok, err := h.eng.AnswerAsk(agent.ByInbox(ctx), p, agent.OutsideAnswer{Approved: req.Approved, Values: req.Values, Declined: req.Declined})
 	var invalid *agent.InvalidAnswerError
 	var late *agent.AskEndedError
 	switch {
+	case errors.Is(err, agent.ErrNoDecision), errors.Is(err, agent.ErrNoAnswer):
+		problem(w, http.StatusBadRequest, "bad_request", strings.TrimPrefix(err.Error(), "agent: "))
 	case errors.As(err, &invalid):
 		problem(w, http.StatusUnprocessableEntity, "invalid_answer", "the answer has problems; nothing was taken", invalid.Errors...)
 	case ok:
@@ -301,36 +284,6 @@ func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, r *http.Req
 	default:
 		h.failed(w, err)
 	}
-}
-
-// find is ask id of conversation conv: pending (one of its open asks), or
-// ended; nil when the store knows neither.
-func (h *Handler) find(ctx context.Context, conv, id string) (p *store.Park, pending bool, err error) {
-	ps, err := h.eng.PendingAsks(ctx, conv)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, p := range ps {
-		if p.ID == id {
-			return p, true, nil
-		}
-	}
-	p, err = h.eng.Store().EndedPark(ctx, conv, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, false, nil
-	}
-	return p, false, err
-}
-
-// mayAnswer says whether ctx's caller, principal, may see and answer
-// park p: its addressee when it is addressed (agent.MayAnswer), else its
-// conversation's owner, as Engine.Inbox lists them.
-func (h *Handler) mayAnswer(ctx context.Context, p *store.Park, principal string) bool {
-	if to := h.eng.AddressedTo(p); to != "" {
-		return agent.MayAnswer(ctx, to)
-	}
-	conv, err := h.eng.Store().Conversation(ctx, p.ConversationID)
-	return err == nil && conv.Owner != "" && conv.Owner == principal
 }
 
 // ended answers a submit to an ask that had ended before it: "already

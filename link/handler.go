@@ -165,7 +165,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ctx = agent.WithGroups(agent.WithPrincipal(ctx, p.Sub), p.Groups)
-		if !h.mayAnswer(ctx, c, p.Sub) {
+		ask, _, err := h.eng.FindAsk(ctx, c.ConversationID, c.AskID)
+		if err != nil || ask == nil || !h.eng.MayAnswerAsk(ctx, ask) {
 			notFound(w)
 			return
 		}
@@ -187,33 +188,15 @@ func (h *Handler) principal(r *http.Request) (server.Principal, bool) {
 	return p, true
 }
 
-// mayAnswer says whether ctx's caller, principal, may see and answer the
-// ask c names: its addressee when it is addressed (agent.MayAnswer), else
-// its conversation's owner.
-func (h *Handler) mayAnswer(ctx context.Context, c Claims, principal string) bool {
-	p, err := h.pending(ctx, c)
-	if err == nil && p == nil {
-		p, err = h.eng.Store().EndedPark(ctx, c.ConversationID, c.AskID)
-	}
-	if err != nil {
-		return false
-	}
-	if to := h.eng.AddressedTo(p); to != "" {
-		return agent.MayAnswer(ctx, to)
-	}
-	conv, err := h.eng.Store().Conversation(ctx, c.ConversationID)
-	return err == nil && conv.Owner != "" && conv.Owner == principal
-}
-
 // ask answers /answer/ask: the pending ask the link names, or how it
 // ended.
 func (h *Handler) ask(ctx context.Context, w http.ResponseWriter, c Claims, _ request) {
-	p, err := h.pending(ctx, c)
+	p, pending, err := h.eng.FindAsk(ctx, c.ConversationID, c.AskID)
 	if err != nil {
 		h.failed(w, err)
 		return
 	}
-	if p == nil {
+	if !pending {
 		h.ended(ctx, w, c, nil)
 		return
 	}
@@ -235,54 +218,24 @@ func (h *Handler) ask(ctx context.Context, w http.ResponseWriter, c Claims, _ re
 	reply(w, http.StatusOK, a)
 }
 
-// pending is the ask c names while it is pending, one of its
-// conversation's open asks (several, with kindkit.parallel_asks); nil when
-// it is not.
-func (h *Handler) pending(ctx context.Context, c Claims) (*store.Park, error) {
-	ps, err := h.eng.PendingAsks(ctx, c.ConversationID)
-	for _, p := range ps {
-		if p.ID == c.AskID {
-			return p, nil
-		}
-	}
-	return nil, err
-}
-
 // submit answers /answer/submit: the answer goes through the engine's
 // Submit (or Confirm), recorded as by link.
 func (h *Handler) submit(ctx context.Context, w http.ResponseWriter, c Claims, req request) {
-	p, err := h.pending(ctx, c)
+	p, pending, err := h.eng.FindAsk(ctx, c.ConversationID, c.AskID)
 	if err != nil {
 		h.failed(w, err)
 		return
 	}
-	if p == nil {
+	if !pending {
 		h.ended(ctx, w, c, &req)
 		return
 	}
-	sess, err := h.eng.Store().Session(ctx, p.SessionID)
-	if err != nil {
-		h.failed(w, err)
-		return
-	}
-	ctx = agent.ByLink(ctx)
-	var ok bool
-	if p.Type == store.ParkConfirmation {
-		if req.Approved == nil {
-			problem(w, http.StatusBadRequest, "bad_request", "a tool call's confirmation is answered with approved: true or false")
-			return
-		}
-		ok, err = h.eng.Confirm(ctx, sess, p.ID, *req.Approved, nil)
-	} else {
-		if !req.Declined && len(req.Values) == 0 {
-			problem(w, http.StatusBadRequest, "bad_request", "an answer has values, or declined: true")
-			return
-		}
-		ok, err = h.eng.Submit(ctx, sess, p.ID, agent.Answer{Values: req.Values, Declined: req.Declined}, nil)
-	}
+	ok, err := h.eng.AnswerAsk(agent.ByLink(ctx), p, agent.OutsideAnswer{Approved: req.Approved, Values: req.Values, Declined: req.Declined})
 	var invalid *agent.InvalidAnswerError
 	var late *agent.AskEndedError
 	switch {
+	case errors.Is(err, agent.ErrNoDecision), errors.Is(err, agent.ErrNoAnswer):
+		problem(w, http.StatusBadRequest, "bad_request", strings.TrimPrefix(err.Error(), "agent: "))
 	case errors.As(err, &invalid):
 		problem(w, http.StatusUnprocessableEntity, "invalid_answer", "the answer has problems; nothing was taken", invalid.Errors...)
 	case ok:
