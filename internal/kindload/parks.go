@@ -3,6 +3,7 @@ package kindload
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/kindkit/kindkit/store"
 	"github.com/kindkit/kindkit/store/sqlstore"
@@ -78,6 +81,11 @@ type ParksStep struct {
 	// StoreOpsMs is the server's mean latency of each store operation
 	// the resumes made (from the same histogram).
 	StoreOpsMs map[string]float64 `json:"storeOpsMs,omitempty"`
+	// On PostgreSQL, the WAL bytes the cluster wrote during the resumes,
+	// a resume (pg_current_wal_lsn). A page's first change after a
+	// checkpoint writes the whole page, so resumes that touch cold pages
+	// write more WAL for the same rows.
+	WALBytesPerResume float64 `json:"walBytesPerResume,omitempty"`
 
 	FailureSamples map[string]int `json:"errorSamples,omitempty"`
 }
@@ -172,6 +180,15 @@ func RunParks(ctx context.Context, cfg Config, pc ParksConfig) (*ParksReport, er
 	defer s.Close()
 	fill := &fillIDs{random: pc.FillIDs == "v4"}
 	dialect, _, _ := strings.Cut(pc.Store, ":")
+	var wal *sql.DB // PostgreSQL's, for its WAL position
+	if dialect == "postgres" || dialect == "postgresql" {
+		cc, err := pgx.ParseConfig(pc.Store)
+		if err != nil {
+			return nil, err
+		}
+		wal = stdlib.OpenDB(*cc)
+		defer wal.Close()
+	}
 	r := &ParksReport{Mode: "parks", Store: dialect}
 	filled, resumed := 0, map[int]bool{}
 	for _, n := range pc.Steps {
@@ -201,7 +218,7 @@ func RunParks(ctx context.Context, cfg Config, pc ParksConfig) (*ParksReport, er
 		if err != nil {
 			return r, err
 		}
-		if err := parksStep(ctx, cfg, pc, fill, filled, resumed, &st); err != nil {
+		if err := parksStep(ctx, cfg, pc, fill, filled, resumed, wal, &st); err != nil {
 			return r, err
 		}
 		r.Steps = append(r.Steps, st)
@@ -227,8 +244,9 @@ func timeDue(ctx context.Context, s store.Store, now time.Time) (float64, int, e
 }
 
 // parksStep starts kindserver on the filled store, resumes pc.Resumes of
-// its parks (marking them in resumed) and stops it.
-func parksStep(ctx context.Context, cfg Config, pc ParksConfig, fill *fillIDs, filled int, resumed map[int]bool, st *ParksStep) error {
+// its parks (marking them in resumed) and stops it. wal, when not nil, is
+// the PostgreSQL cluster whose WAL the resumes write.
+func parksStep(ctx context.Context, cfg Config, pc ParksConfig, fill *fillIDs, filled int, resumed map[int]bool, wal *sql.DB, st *ParksStep) error {
 	cmd := exec.Command(pc.Server, "-addr", cfg.Addr, "-store", pc.Store, "-client-frame-rate", "-1", "-conversation-rate", "-1")
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = io.Discard, &logs
@@ -277,6 +295,11 @@ func parksStep(ctx context.Context, cfg Config, pc ParksConfig, fill *fillIDs, f
 		stop()
 		return err
 	}
+	wal0, err := walOf(ctx, wal)
+	if err != nil {
+		stop()
+		return err
+	}
 	var t tally
 	each(len(picks), cfg.DialConcurrency, func(i int) {
 		ids := fill.of(picks[i])
@@ -298,6 +321,14 @@ func parksStep(ctx context.Context, cfg Config, pc ParksConfig, fill *fillIDs, f
 	if err != nil {
 		stop()
 		return err
+	}
+	wal1, err := walOf(ctx, wal)
+	if err != nil {
+		stop()
+		return err
+	}
+	if wal != nil && t.ok > 0 {
+		st.WALBytesPerResume = float64(wal1-wal0) / float64(t.ok)
 	}
 	for op, h := range ops1 {
 		if m, n := meanMs(ops0[op], h); n > 0 && op != "expired_parks" && op != "owed_turns" && op != "renew_lease" {
@@ -326,6 +357,20 @@ func parksStep(ctx context.Context, cfg Config, pc ParksConfig, fill *fillIDs, f
 		return fmt.Errorf("stop kindserver: %w\n%s", err, lastLines(logs.String(), 5))
 	}
 	return nil
+}
+
+// walOf is the WAL position of db's PostgreSQL cluster, in bytes: the
+// difference of two is the WAL written between them, pg_stat_wal's counts
+// lag by up to a backend's stats interval. 0 when db is nil.
+func walOf(ctx context.Context, db *sql.DB) (int64, error) {
+	var lsn int64
+	if db == nil {
+		return 0, nil
+	}
+	if err := db.QueryRowContext(ctx, "SELECT (pg_current_wal_lsn() - '0/0')::bigint").Scan(&lsn); err != nil {
+		return 0, fmt.Errorf("WAL position: %w", err)
+	}
+	return lsn, nil
 }
 
 // waitHealthy polls http://addr/healthz until it answers 200.
@@ -440,6 +485,9 @@ func (r *ParksReport) Print(w io.Writer) {
 				fmt.Fprintf(w, " %s %.2f", op, s.StoreOpsMs[op])
 			}
 			fmt.Fprintln(w)
+		}
+		if s.WALBytesPerResume > 0 {
+			fmt.Fprintf(w, "  %9s  WAL a resume: %.1f kB (the cluster's)\n", "", s.WALBytesPerResume/1000)
 		}
 		printSamples(w, "failures", s.FailureSamples)
 	}

@@ -63,6 +63,9 @@ func TestParksAgainstKindserver(t *testing.T) {
 				if _, ok := s.StoreOpsMs["take_park"]; ok != (want.resumed > 0) {
 					t.Errorf("step %d: store operations %v, with take_park: %v", i, s.StoreOpsMs, want.resumed > 0)
 				}
+				if wal := s.WALBytesPerResume > 0; wal != (name == "postgres" && want.resumed > 0) {
+					t.Errorf("step %d: WAL a resume %.0f bytes; want some on postgres after resumes, else none", i, s.WALBytesPerResume)
+				}
 			}
 		})
 	}
