@@ -210,6 +210,19 @@ func RunParks(ctx context.Context, cfg Config, pc ParksConfig) (*ParksReport, er
 			}
 		}
 		st.FillSeconds = time.Since(start).Seconds()
+		if wal != nil && st.Filled > 0 {
+			// A fill writes in minutes what a server writes over days, and
+			// leaves what the server's own upkeep would have done by then:
+			// autovacuum's first pass over the new rows (their hint bits,
+			// the visibility map, the planner's statistics) and the flush
+			// of their dirty pages. Done now, neither runs in the middle of
+			// the resumes. SQLite's Load checkpoints its own.
+			for _, q := range []string{"VACUUM (ANALYZE)", "CHECKPOINT"} {
+				if _, err := wal.ExecContext(ctx, q); err != nil {
+					return r, fmt.Errorf("%s after the fill: %w", q, err)
+				}
+			}
+		}
 		st.SweepNoneMs, st.SweepNoneRow, err = timeDue(ctx, s, time.Now())
 		if err != nil {
 			return r, err
