@@ -12,10 +12,11 @@
 # Environment: KINDKIT_PG_PORT (default 55432), KINDKIT_PG_DATA (default
 # /tmp/kindkit-postgres-$port), KINDKIT_PG_SERVER=1 for a cluster set up as
 # a server would be, to measure on (scripts/parks.sh): durable (fsync,
-# synchronous commit, full-page writes, all off in a test cluster) and with
+# synchronous commit, full-page writes, all off in a test cluster), with
 # shared_buffers a quarter of RAM (KINDKIT_PG_SHARED_BUFFERS overrides) and
-# effective_cache_size half of it. Both apply when the cluster is made;
-# pick a port of its own. Stop the cluster with
+# effective_cache_size half of it, and wal_compression = lz4 (docs/data.md).
+# These apply when the cluster is made; pick a port of its own. Stop the
+# cluster with
 #	pg_ctl -D /tmp/kindkit-postgres-55432 stop
 # (as the postgres user when running as root).
 set -euo pipefail
@@ -119,9 +120,11 @@ if [[ ! -f $data/PG_VERSION ]]; then
 	if [[ ${KINDKIT_PG_SERVER:-} == 1 ]]; then
 		ram_mb=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024))
 		"${as[@]}" tee -a "$data/postgresql.conf" >/dev/null <<-EOF
-			# as a server: durable, and its cache sized to the machine
+			# as a server: durable, its cache sized to the machine, and the
+			# full pages a checkpoint makes the next change write compressed
 			shared_buffers = ${KINDKIT_PG_SHARED_BUFFERS:-$((ram_mb / 4))MB}
 			effective_cache_size = $((ram_mb / 2))MB
+			wal_compression = lz4
 		EOF
 	else
 		# A throwaway test cluster: durability is traded for speed.
