@@ -2,9 +2,11 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/kindkit/kindkit"
 	"github.com/kindkit/kindkit/agent"
 	"github.com/kindkit/kindkit/gen/choicesgen"
+	"github.com/kindkit/kindkit/gen/ratinggen"
 	"github.com/kindkit/kindkit/inbox"
 	"github.com/kindkit/kindkit/internal/servertest"
 	"github.com/kindkit/kindkit/kinds"
@@ -25,8 +28,9 @@ import (
 var inboxSecret = []byte("inbox-page-test-auth-secret-0123456789")
 
 // inboxFor says whom the ask of a conversation of each owner is addressed
-// to: bob, or a group of his; fay's ask is hers (unaddressed).
-var inboxFor = map[string]string{"cy": "bob", "dee": "group:ops", "eve": "bob"}
+// to: bob, or a group of his; fay's ask is hers (unaddressed). gus's ask
+// is a rating, every other a choice of plan.
+var inboxFor = map[string]string{"cy": "bob", "dee": "group:ops", "eve": "bob", "gus": "bob"}
 
 // inboxServer serves the chat page, the inbox page and the inbox's calls,
 // auth on, over an engine whose every turn asks which plan, addressed by
@@ -35,9 +39,17 @@ func inboxServer(t *testing.T) *servertest.Server {
 	t.Helper()
 	tool, err := agent.NewTool("pick_plan", "Ask which plan.", func(ctx context.Context, _ struct{}) (any, error) {
 		call, _ := agent.CallFrom(ctx)
+		to := kindkit.AddressedTo(inboxFor[call.Principal])
+		if call.Principal == "gus" {
+			v, err := ratinggen.Ask(ctx, &ratinggen.Spec{Question: "How did we do?", Scale: ratinggen.Scale{Min: 1, Max: 5}}, "to ask gus", to)
+			if err != nil {
+				return nil, err
+			}
+			return fmt.Sprintf("rated %d", v.Score), nil
+		}
 		q := &choicesgen.Spec{Questions: []choicesgen.Question{{Question: "Which plan?", Header: "Plan",
 			Options: []choicesgen.Option{{Label: "Basic"}, {Label: "Pro"}}}}}
-		v, err := choicesgen.Ask(ctx, q, "to quote "+call.Principal, kindkit.AddressedTo(inboxFor[call.Principal]))
+		v, err := choicesgen.Ask(ctx, q, "to quote "+call.Principal, to)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +82,7 @@ func inboxServer(t *testing.T) *servertest.Server {
 func parkFor(t *testing.T, eng *agent.Engine, owner string) string {
 	t.Helper()
 	ctx := agent.WithPrincipal(context.Background(), owner)
-	conv, sess, err := eng.NewConversation(ctx, owner, []string{"choice_chips"}, agent.Opening{})
+	conv, sess, err := eng.NewConversation(ctx, owner, []string{"choice_chips", "rating_scale"}, agent.Opening{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +171,56 @@ func TestInboxInBrowser(t *testing.T) {
 	}
 	bobTab.do("reload bob's inbox", chromedp.Reload())
 	bobTab.waitFor("two asks", `document.querySelectorAll('`+open+`').length === 2 && document.querySelectorAll("#asks > li").length === 2`)
+}
+
+// TestInboxFilters: bob's inbox holds dee's choice and gus's rating. The
+// kind filter lists one of them, and puts itself in the page's address,
+// from which a reload reads it back; a deadline filter before both
+// deadlines lists neither and says so; clearing the filters lists both.
+func TestInboxFilters(t *testing.T) {
+	chromium(t)
+	srv := inboxServer(t)
+	dee, gus := parkFor(t, srv.Engine, "dee"), parkFor(t, srv.Engine, "gus")
+	pg := newPage(t, startBrowser(t))
+	pg.do("open bob's inbox", chromedp.Navigate(srv.URL+"/inbox?token="+bearerOf("bob", "ops")))
+	listed := func(what string, want ...string) {
+		t.Helper()
+		js := `[...document.querySelectorAll("#asks > li")].map(li => li.dataset.conversationId).join(",") === ` + strconv.Quote(strings.Join(want, ","))
+		pg.waitFor(what, js)
+	}
+	listed("both asks", dee, gus)
+	// set gives field sel the value of JS expression value, as a person
+	// would: its change event fires.
+	set := func(sel, value string) {
+		t.Helper()
+		eval[bool](pg, `(() => { const el = document.querySelector(`+strconv.Quote(sel)+`); el.value = `+value+
+			`; return el.dispatchEvent(new Event("change", { bubbles: true })); })()`)
+	}
+	set("#kind", `"rating"`)
+	listed("gus's rating alone", gus)
+	if got := pg.text("#asks .inbox-kind"); got != "rating" {
+		t.Errorf("the listed ask's kind is %q, want rating", got)
+	}
+	if url := eval[string](pg, `location.search`); !strings.Contains(url, "kind=rating") || !strings.Contains(url, "token=") {
+		t.Errorf("the page's address %q, want its token and kind=rating", url)
+	}
+	pg.do("reload", chromedp.Reload())
+	listed("gus's rating alone, after a reload", gus)
+	if got := eval[string](pg, `document.querySelector("#kind").value`); got != "rating" {
+		t.Errorf("after a reload the kind filter is %q, want rating", got)
+	}
+	set("#kind", `""`)
+	listed("both asks again", dee, gus)
+	// Both deadlines are an hour away (ParkTimeout): due before half an
+	// hour from now lists none, before two hours both.
+	local := `(m => { const d = new Date(Date.now() + m * 60000); const p = n => String(n).padStart(2, "0");
+		return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + "T" + p(d.getHours()) + ":" + p(d.getMinutes()); })`
+	set("#before", local+"(30)")
+	listed("no asks")
+	pg.waitFor("the status says none match", `document.querySelector("#status").textContent === "No questions match the filters"`)
+	set("#before", local+"(120)")
+	listed("both asks within two hours", dee, gus)
+	srv.Engine.Wait()
 }
 
 // TestInboxPageAccessible runs axe-core on the inbox page: its cards open,

@@ -4,7 +4,8 @@
 // (POST inbox/submit), where the server validates it as it does any other
 // answer. It opens no socket and shows nothing of the conversations but
 // their ids. The bearer token is the page's ?token=, as on the chat page
-// and the answer page.
+// and the answer page; the filters are its ?kind= and ?before= (an RFC 3339
+// time), so that a filtered inbox can be bookmarked.
 import { h, uid } from "./js/core/dom.js";
 import { makeCard } from "./js/card/card.js";
 import { makeConfirmation } from "./js/card/confirm.js";
@@ -13,10 +14,14 @@ const list = document.getElementById("asks");
 const status = document.getElementById("status");
 const moreBox = document.getElementById("more-box");
 const more = document.getElementById("more");
+const filters = document.getElementById("filters");
+const kindSelect = document.getElementById("kind");
+const beforeInput = document.getElementById("before");
 const bearer = new URLSearchParams(location.search).get("token");
 let kinds = [];
 let cursor = "";
 let waiting = 0;
+let generation = 0; // a filter's change starts a new list; older pages are dropped
 
 function setStatus(state, text) {
   status.dataset.state = state;
@@ -25,7 +30,49 @@ function setStatus(state, text) {
 }
 
 function countWaiting() {
+  if (!waiting && query().size) return setStatus("idle", "No questions match the filters");
   setStatus(waiting ? "online" : "idle", waiting === 1 ? "1 question waits for you" : `${waiting || "No"} questions wait for you`);
+}
+
+// localInput is d as a datetime-local input's value: local time, to the
+// minute.
+function localInput(d) {
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+// readFilters sets the filters from the page's address.
+function readFilters() {
+  const p = new URLSearchParams(location.search);
+  kindSelect.value = kinds.some((k) => k.name === p.get("kind")) ? p.get("kind") : "";
+  const before = new Date(p.get("before") || NaN);
+  beforeInput.value = Number.isNaN(before.getTime()) ? "" : localInput(before);
+}
+
+// query is the filters as inbox/asks's parameters.
+function query() {
+  const q = new URLSearchParams();
+  if (kindSelect.value) q.set("kind", kindSelect.value);
+  const before = new Date(beforeInput.value || NaN);
+  if (!Number.isNaN(before.getTime())) q.set("before", before.toISOString());
+  return q;
+}
+
+// refilter lists the inbox again with the filters, and puts them in the
+// page's address.
+function refilter() {
+  const q = query();
+  const url = new URLSearchParams(location.search);
+  for (const name of ["kind", "before"]) {
+    if (q.has(name)) url.set(name, q.get(name));
+    else url.delete(name);
+  }
+  history.replaceState(null, "", `${location.pathname}?${url}`);
+  document.getElementById("problem")?.remove();
+  list.replaceChildren();
+  cursor = "";
+  waiting = 0;
+  load();
 }
 
 // call fetches inbox/<what> with the bearer and gives its status and JSON
@@ -134,15 +181,18 @@ function item(ask) {
 
 // load appends the next page of the inbox.
 async function load() {
+  const gen = ++generation;
   more.disabled = true;
-  const q = new URLSearchParams();
+  const q = query();
   if (cursor) q.set("cursor", cursor);
   let page;
   try {
     page = await call(`asks${q.size ? `?${q}` : ""}`);
   } catch {
-    return failed("The server could not be reached; reload to try again.");
+    if (gen === generation) failed("The server could not be reached; reload to try again.");
+    return;
   }
+  if (gen !== generation) return; // the filters changed meanwhile
   const { code, reply } = page;
   if (code !== 200) {
     const fallback = code === 401 ? "Open this page with your sign-in token (?token=…)." : `The inbox cannot be shown (${code}).`;
@@ -162,7 +212,11 @@ async function start() {
   } catch {
     return failed("The server could not be reached; reload to try again.");
   }
+  for (const k of kinds) kindSelect.append(h("option", { value: k.name, text: k.name }));
+  readFilters();
   more.addEventListener("click", load);
+  filters.addEventListener("change", refilter);
+  filters.addEventListener("submit", (e) => e.preventDefault());
   await load();
 }
 
