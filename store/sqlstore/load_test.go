@@ -85,3 +85,39 @@ func TestLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadKeepsWALShort: a Load is one write of many pages, so it
+// checkpoints what it wrote, and the WAL of a fill is one batch long, not
+// the whole fill.
+func TestLoadKeepsWALShort(t *testing.T) {
+	dsn := sqliteDSN(t)
+	s := openT(t, dsn)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	n := 0
+	load := func() {
+		batch := make([]Parked, 300)
+		for i := range batch {
+			id := "c" + strconv.Itoa(n)
+			n++
+			batch[i] = Parked{
+				Conversation: store.Conversation{ID: id, CreatedAt: now},
+				Session:      store.Session{ID: "s-" + id, ConversationID: id, UserParticipantID: "up", AgentParticipantID: "ap"},
+				Messages:     []*store.Message{{ID: "m-" + id, ConversationID: id, Role: store.RoleUser, Text: "hi", CreatedAt: now}},
+				Park: store.Park{ID: "p-" + id, Type: store.ParkInteraction, ConversationID: id, SessionID: "s-" + id, Kind: "choices",
+					Deadline: now.Add(time.Hour), State: store.ParkPending},
+			}
+		}
+		if err := s.Load(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load()
+	one := walFrames(t, dsn)
+	for range 5 {
+		load()
+	}
+	if all := walFrames(t, dsn); all > 1.5*one {
+		t.Errorf("the WAL holds %.0f frames after 6 loads, %.0f after one: want it started over after each", all, one)
+	}
+}

@@ -531,14 +531,20 @@ func (c *checkpointer) kick() {
 func (c *checkpointer) loop() {
 	defer close(c.done)
 	for range c.wake {
-		var busy, frames, copied int
-		err := c.db.DB.QueryRowContext(context.Background(), passiveCheckpoint).Scan(&busy, &frames, &copied)
-		if c.seen != nil {
-			c.seen(frames, copied, err)
-		}
-		if err == nil && frames > c.limit {
-			c.long.Store(true)
-		}
+		c.checkpoint()
+	}
+}
+
+// checkpoint runs a passive checkpoint on the checkpointer's connection and
+// waits for it (for one that runs meanwhile too: the connection is one).
+func (c *checkpointer) checkpoint() {
+	var busy, frames, copied int
+	err := c.db.DB.QueryRowContext(context.Background(), passiveCheckpoint).Scan(&busy, &frames, &copied)
+	if c.seen != nil {
+		c.seen(frames, copied, err)
+	}
+	if err == nil && frames > c.limit {
+		c.long.Store(true)
 	}
 }
 
