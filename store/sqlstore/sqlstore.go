@@ -144,6 +144,15 @@ func open(ctx context.Context, dsn string, cfg config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	if s.ckpt != nil {
+		// A WAL left behind (a process killed, or another one still
+		// open on the file) is copied into the file now, before any
+		// traffic: else every read looks its pages up in the WAL's
+		// index, and the first checkpoint copies it all in the middle
+		// of the traffic. A WAL of a 3 GB fill made the p99 of a resume
+		// 15 times its figure at a thousand waiting asks (issue 39).
+		s.ckpt.checkpoint()
+	}
 	return s, nil
 }
 

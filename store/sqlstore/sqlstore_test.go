@@ -578,6 +578,9 @@ func TestCheckpointOffTheWritePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r := <-results; r.err != nil || r.copied != r.frames { // the open's own: the migrations' WAL
+		t.Errorf("the open's checkpoint copied %d of %d WAL frames (%v); want all", r.copied, r.frames, r.err)
+	}
 	var auto int
 	if err := s.db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != 0 {
 		t.Errorf("the writer's wal_autocheckpoint = %d, %v; want 0", auto, err)

@@ -168,3 +168,31 @@ func BenchmarkCycleWAL(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(walFrames(b, dsn)/float64(b.N), "frames/op")
 }
+
+// TestOpenCheckpointsALeftWAL: a store opened on a file whose WAL another
+// connection left long (here a store that never checkpoints, still open,
+// as kindload leaves its fill) copies that WAL into the file before it
+// serves.
+func TestOpenCheckpointsALeftWAL(t *testing.T) {
+	dsn := sqliteDSN(t)
+	left := openCfg(t, dsn, config{checkpoint: 1 << 30})
+	ctx := context.Background()
+	for range 50 {
+		if err := storetest.Cycle(ctx, left, uuid.NewString()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames := walFrames(t, dsn)
+	if frames < 100 {
+		t.Fatalf("the WAL holds %.0f frames after 50 cycles; the test wants a long one", frames)
+	}
+	var copied atomic.Int64
+	openCfg(t, dsn, config{checkpointed: func(_, n int, err error) {
+		if err == nil {
+			copied.Add(int64(n))
+		}
+	}})
+	if n := copied.Load(); float64(n) < frames {
+		t.Errorf("the open copied %d frames of the WAL's %.0f into the file", n, frames)
+	}
+}
