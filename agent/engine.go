@@ -107,7 +107,12 @@ type Engine struct {
 	clock clockwork.Clock
 	owner string // this engine's name on the leases it holds
 
-	tracer       trace.Tracer
+	tracer trace.Tracer
+	// tracing: the provider is not the no-op one, so the turn's spans are
+	// made; with the no-op provider (kindserver's without an OTLP
+	// endpoint) a turn starts none, and saves their attributes and
+	// contexts, some twenty allocations a cycle.
+	tracing      bool
 	metrics      Metrics
 	modelName    string // "" when the model does not say
 	runSpanName  string
@@ -188,7 +193,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	// The owner names this process on its leases; it is no key: v4.
 	e := &Engine{cfg: cfg, log: cfg.Logger, clock: cfg.Clock, owner: uuid.NewString(),
-		tracer: cfg.TracerProvider.Tracer(tracerName), metrics: cfg.Metrics,
+		tracer: cfg.TracerProvider.Tracer(tracerName), tracing: tracingOn(cfg.TracerProvider), metrics: cfg.Metrics,
 		runSpanName: "invoke_agent " + cfg.AgentName, chatSpanName: "chat",
 		parked: map[string]*turn{}, leased: map[string]*turn{}, submitTools: map[string]Tool{},
 		stop: make(chan struct{}), loopDone: make(chan struct{})}

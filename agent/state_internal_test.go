@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -49,4 +50,56 @@ func TestTurnStateVersions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The state is written and read as encoding/json writes and reads it: the
+// states stored before were written by it, and an engine of an older
+// version reads what this one writes.
+func TestTurnStateAsEncodingJSON(t *testing.T) {
+	at := 2
+	s := turnState{Version: memoVersion, RequestID: "T", Text: "<b>so far</b> & \u2028 é", Usage: store.Usage{PromptTokens: 3, CompletionTokens: 4},
+		Pending: []store.ToolCall{{ID: "c1", Name: "book", Arguments: `{"a":1}`}}, Stashed: map[string]string{"b": "{}", "a": "{}"},
+		Citations: []Citation{{ID: "d", Title: "t", Snippet: "s", Score: 0.5}}, Approved: "c1", Edited: "c1",
+		Asked: map[string][]string{"c2": {"x"}, "c1": {`{"status":"submitted"}`}}, Memos: map[string]json.RawMessage{"c1": json.RawMessage(`{"round":1}`)},
+		Asking: "c1", AskGroup: "g", AskSince: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), AskAt: &at, Live: "e",
+		AskedBy: map[string]store.ToolCall{"z": {ID: "c3"}, "y": {ID: "c4"}}, Trace: "00-ab-cd-01", ParkedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Expiry: &expiry{On: "default", Default: json.RawMessage(`{"x":1}`)}, KindVersion: "2", Addressee: "ann"}
+	want, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.encode(); string(got) != string(want) {
+		t.Errorf("encode:\n got %s\nwant %s", got, want)
+	}
+	got, err := stateOf(&store.Park{ID: "p", Turn: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(s, got); d != "" {
+		t.Errorf("decoded (-want +got):\n%s", d)
+	}
+}
+
+// BenchmarkTurnState encodes and decodes a turn's state as a cycle's card
+// park has it; a cycle encodes the state four times and decodes it once.
+func BenchmarkTurnState(b *testing.B) {
+	s := turnState{RequestID: "0193a4c2-7d2e-7c41-9a3b-5f0e2d1c8b7a", Text: "Let me ask you a couple of questions first.",
+		Usage:       store.Usage{PromptTokens: 120, CompletionTokens: 30},
+		AskedBy:     map[string]store.ToolCall{"choices": {ID: "call_1", Name: "ask_choices", Arguments: `{"questions":[]}`}},
+		KindVersion: "1", Addressee: ""}
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = s.encode()
+		}
+	})
+	p := &store.Park{ID: "p", Turn: s.encode()}
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := stateOf(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

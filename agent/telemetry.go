@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/kindkit/kindkit/store"
 )
@@ -86,6 +87,17 @@ var (
 	executeToolAttr = semconv.GenAIOperationNameExecuteTool
 )
 
+// tracingOn tells whether tp makes spans anyone sees: false for the
+// no-op provider, whose spans the engine then does not start at all.
+func tracingOn(tp trace.TracerProvider) bool {
+	_, off := tp.(noop.TracerProvider)
+	return !off
+}
+
+// noSpan is the span of a turn when tracing is off: it records nothing,
+// and its context is invalid, so nothing links to it.
+var noSpan = trace.SpanFromContext(context.Background())
+
 // traceParent is sc as a W3C traceparent, "" when sc is not valid (tracing
 // is off).
 func traceParent(sc trace.SpanContext) string {
@@ -111,6 +123,10 @@ func spanContextOf(s string) trace.SpanContext {
 // parked it, wherever that ran.
 func (t *turn) startRun() {
 	e := t.eng
+	if !e.tracing {
+		t.span = noSpan
+		return
+	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(invokeAgentAttr, semconv.GenAIAgentName(e.cfg.AgentName), attrRequestID.String(t.requestID),
 			attrResumed.Bool(t.after != ""))}
@@ -127,6 +143,9 @@ func (t *turn) endRun() {
 	if t.cancelled.Load() {
 		t.outcome = OutcomeCancelled
 	}
+	if !t.eng.tracing {
+		return
+	}
 	if t.outcome != "" {
 		t.span.SetAttributes(attrOutcome.String(t.outcome))
 	}
@@ -139,6 +158,9 @@ func (t *turn) endRun() {
 // spanCtx is the turn's context with its current span: the tool call's
 // while one runs, else the run's.
 func (t *turn) spanCtx() context.Context {
+	if !t.eng.tracing {
+		return t.ctx
+	}
 	if t.toolSpan != nil {
 		return trace.ContextWithSpan(t.ctx, t.toolSpan)
 	}
@@ -148,6 +170,9 @@ func (t *turn) spanCtx() context.Context {
 // startModel starts the span of one model call.
 func (t *turn) startModel() (context.Context, trace.Span) {
 	e := t.eng
+	if !e.tracing {
+		return t.ctx, noSpan
+	}
 	attrs := []attribute.KeyValue{chatAttr}
 	if e.modelName != "" {
 		attrs = append(attrs, semconv.GenAIRequestModel(e.modelName))
@@ -158,6 +183,9 @@ func (t *turn) startModel() (context.Context, trace.Span) {
 // endModel ends a model call's span with its usage; the error's text
 // stays out of it (a model's error may quote the conversation).
 func endModel(span trace.Span, usage store.Usage, err error) {
+	if span == noSpan {
+		return
+	}
 	span.SetAttributes(semconv.GenAIUsageInputTokens(usage.PromptTokens), semconv.GenAIUsageOutputTokens(usage.CompletionTokens))
 	if err != nil {
 		span.SetAttributes(semconv.ErrorTypeOther)
@@ -169,6 +197,10 @@ func endModel(span trace.Span, usage store.Usage, err error) {
 // startTool starts the span of one tool call: its name and id, never its
 // arguments or result.
 func (t *turn) startTool(call store.ToolCall) {
+	if !t.eng.tracing {
+		t.toolSpan = noSpan
+		return
+	}
 	_, t.toolSpan = t.eng.tracer.Start(trace.ContextWithSpan(t.ctx, t.span), "execute_tool "+call.Name,
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(executeToolAttr, semconv.GenAIToolName(call.Name), semconv.GenAIToolCallID(call.ID), semconv.GenAIToolType("function")))
@@ -176,6 +208,10 @@ func (t *turn) startTool(call store.ToolCall) {
 
 // endTool ends the current tool call's span.
 func (t *turn) endTool(parked, failed bool) {
+	if !t.eng.tracing {
+		t.toolSpan = nil
+		return
+	}
 	if parked {
 		t.toolSpan.SetAttributes(attrToolParked.Bool(true))
 	}
