@@ -83,9 +83,11 @@ const (
 	memoVersion  = 2
 )
 
-// stateJSON reads and writes the state exactly as encoding/json does (the
-// states already stored were written by it), in less time: a cycle
-// encodes the state four times and decodes it once.
+// stateJSON reads and writes the state as encoding/json does (the states
+// already stored were written by it), in less time: a cycle encodes the
+// state four times and decodes it once. The bytes are encoding/json's but
+// for invalid UTF-8, which both replace with U+FFFD: encoding/json writes
+// it escaped, json v2 as it is; both read it back the same.
 var stateJSON = jsonv1.DefaultOptionsV1()
 
 // encode is the state as the store keeps it.
