@@ -25,11 +25,12 @@ const (
 	// a reader's cache is dropped whenever another connection committed
 	// since its last read (modernc's pagerBeginReadTransaction), which on
 	// a server that writes every cycle is every read, so readers keep
-	// SQLite's own 2000 KiB. No map by default: at 1M parks neither a map
-	// nor larger caches moved the 1M/1k ratios beyond the noise of a
-	// shared machine with the file in the OS cache (store-cache branch,
-	// scripts/parks.sh with SQLITE_QUERY), and a map costs RSS and turns
-	// an I/O error into a crash.
+	// SQLite's own 2000 KiB. No map by default: at 1M parks, with the file
+	// in the OS cache, a 1 GiB cache and a 2047 MiB map made reads 2.7x
+	// and writes 1.5-1.9x slower than these defaults (scripts/parks.sh
+	// with SQLITE_QUERY, back to back on a quiet machine; the readers
+	// remap after every commit), and a map costs RSS and turns an I/O
+	// error into a crash.
 	defaultCache     = 64 << 20   // the writer's
 	defaultReadCache = 2000 << 10 // each reader's: SQLite's own
 	defaultMmap      = 0
