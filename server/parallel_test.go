@@ -103,6 +103,11 @@ func TestParallelAsksReferenceJoins(t *testing.T) {
 	conv, _ := path(created, "data", "conversationId").(string)
 	r := dial(t, url)
 	rsid := resumeConversation(r, conv, "") // no supports: the conversation's stay
+	// r's join ends before its pong (its reader handles one frame at a
+	// time), so r watches the cards open live: a join still under way
+	// as they open would show r the first card again, without its chunk.
+	r.Send(`{"action":"ping","requestId":"joined"}`)
+	r.Expect("pong")
 
 	p.Send(`{"action":"send_message","requestId":"T","sessionId":"` + psid + `","message":"quote"}`)
 	evs := p.Expect("immediate_response", "interaction_required", "stream_chunk", "interaction_required", "stream_chunk")
