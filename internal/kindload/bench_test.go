@@ -142,8 +142,8 @@ func parkedTargets(b *testing.B) []struct {
 }
 
 // fillParks writes n conversations with a card waiting into the store dsn
-// names, as parks mode does.
-func fillParks(b *testing.B, dsn string, n int) {
+// names, as parks mode does, and returns their ids.
+func fillParks(b *testing.B, dsn string, n int) *fillIDs {
 	ctx := context.Background()
 	s, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
@@ -162,4 +162,5 @@ func fillParks(b *testing.B, dsn string, n int) {
 		}
 		done += len(batch)
 	}
+	return fill
 }
