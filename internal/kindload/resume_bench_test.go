@@ -18,8 +18,11 @@ import (
 // one at a time and with no server, so that their growth from /1000 to
 // /KINDKIT_BENCH_PARKS (when set) is the store's alone, without the CPU
 // the server and its sockets share with it or other writes in the same
-// commit. After its resume, a conversation waits on a new card (untimed),
-// so the store holds as many waiting cards throughout.
+// commit; cpu-µs/op is the process's CPU a resume (with the untimed new
+// card), which a busy machine moves less than it moves times. After its
+// resume, a conversation waits on a new card (untimed), so the store holds
+// as many waiting cards throughout. SQLITE_QUERY is the query of the
+// store's DSN as it is timed, as in scripts/parks.sh.
 func BenchmarkResumeWrites(b *testing.B) {
 	sizes := []int{1000}
 	if env := os.Getenv("KINDKIT_BENCH_PARKS"); env != "" {
@@ -34,6 +37,9 @@ func BenchmarkResumeWrites(b *testing.B) {
 			ctx := context.Background()
 			dsn := "sqlite:" + b.TempDir() + "/parked.db"
 			fill := fillParks(b, dsn, n)
+			if q := os.Getenv("SQLITE_QUERY"); q != "" {
+				dsn += "?" + q
+			}
 			s, err := sqlstore.Open(ctx, dsn)
 			if err != nil {
 				b.Fatal(err)
@@ -46,6 +52,7 @@ func BenchmarkResumeWrites(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			var took [3]time.Duration
 			now := time.Now()
+			cpu := selfCPU()
 			for b.Loop() {
 				k := rng.IntN(n)
 				conv, sess := fill.of(k).conv, store.NewID()
@@ -75,6 +82,7 @@ func BenchmarkResumeWrites(b *testing.B) {
 				}
 				parks[k] = next.ID
 			}
+			b.ReportMetric(float64((selfCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 			for i, op := range []string{"create_session", "take_park", "save_step"} {
 				b.ReportMetric(float64(took[i].Microseconds())/float64(b.N), op+"-µs")
 			}
