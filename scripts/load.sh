@@ -22,7 +22,8 @@
 # Environment: D1, D50, D200 (how long each cycle run starts cycles) and
 # N1, N50, N200 (a bound on its cycles), HOLD (parks), RECONNECT (sessions),
 # KINDKIT_ADDR, DEBUG_ADDR (kindserver's -debug-addr, where kindload reads
-# its /debug/stats), FLOOR_ADDR, KINDKIT_TEST_POSTGRES (a cluster to use
+# its /debug/stats), FLOOR_ADDR, SQLITE_QUERY (the SQLite DSN's query, as
+# in parks.sh), KINDKIT_TEST_POSTGRES (a cluster to use
 # instead of scripts/postgres.sh's), and LOAD_OUT (a directory to keep each
 # run's JSON and the server logs in). Exit status 1 when a run failed, broke
 # the event order or did not run.
@@ -270,7 +271,7 @@ for who in floor memory; do measure "$who" c200 -c 200 -n "$N200" -d "$D200"; do
 measure memory reconnect -reconnect "$RECONNECT"
 stop_kindserver
 
-start_kindserver sqlite -store "sqlite:$tmp/load.db"
+start_kindserver sqlite -store "sqlite:$tmp/load.db${SQLITE_QUERY:+?$SQLITE_QUERY}"
 for who in floor.sqlite sqlite; do measure "$who" c1 -c 1 -n "$N1" -d "$D1"; done
 for who in floor.sqlite sqlite; do measure "$who" c50 -c 50 -n "$N50" -d "$D50"; done
 measure sqlite reconnect -reconnect "$RECONNECT"
