@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -32,8 +33,7 @@ type conn struct {
 	identity  atomic.Pointer[Principal]      // principal, for the other goroutines (waitingFor); nil when anonymous
 
 	mu     sync.Mutex
-	queue  [][]byte
-	queued int           // bytes in queue
+	queue  *batch        // the frames for the writer; nil when none
 	closed bool          // no more frames will be queued
 	wake   chan struct{} // signals the writer; capacity 1
 	turn   *following    // the turn the connection follows, running or parked; nil when none
@@ -206,29 +206,71 @@ func (c *conn) enqueueLocked(ev event) {
 	if c.closed {
 		return
 	}
-	data, err := ev.encode()
-	if err != nil {
+	if c.queue == nil {
+		c.queue = batches.Get().(*batch)
+	}
+	q := c.queue
+	start := q.buf.Len()
+	if err := ev.writeTo(&q.buf); err != nil {
+		q.buf.Truncate(start)
 		c.srv.log.Error("encode event", "type", ev.Type, "err", err)
 		return
 	}
 	if testHookFrame != nil {
-		testHookFrame(c, false, data)
+		testHookFrame(c, false, q.buf.Bytes()[start:])
 	}
-	if len(c.queue) >= maxQueuedFrames || c.queued+len(data) > maxQueuedBytes {
+	if len(q.ends) >= maxQueuedFrames || q.buf.Len() > maxQueuedBytes {
 		// A client that stops reading loses its connection, never the
 		// server's memory or another connection's progress.
-		c.srv.log.Warn("client is not reading; closing its connection", "queued", len(c.queue))
+		c.srv.log.Warn("client is not reading; closing its connection", "queued", len(q.ends))
 		c.closed = true
-		c.queue, c.queued = nil, 0
+		c.queue = nil
 		go c.ws.Close(websocket.StatusPolicyViolation, "too many unread frames")
 		return
 	}
-	c.queue = append(c.queue, data)
-	c.queued += len(data)
+	q.ends = append(q.ends, q.buf.Len())
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// A batch is the frames queued for the writer, encoded one after the other
+// into one buffer: a frame costs no allocation of its own, and the buffer
+// goes back to batches once written, so an idle connection holds none.
+type batch struct {
+	buf  bytes.Buffer
+	ends []int // where each frame ends in buf
+}
+
+var batches = sync.Pool{New: func() any { return new(batch) }}
+
+// maxKeptBatch is the largest buffer batches takes back.
+const maxKeptBatch = 64 << 10
+
+// frames appends the batch's frames, which alias its buffer, to dst.
+func (b *batch) frames(dst [][]byte) [][]byte {
+	data, start := b.buf.Bytes(), 0
+	for _, end := range b.ends {
+		dst = append(dst, data[start:end])
+		start = end
+	}
+	return dst
+}
+
+// release gives the written batch back to batches.
+func (b *batch) release() {
+	if b.buf.Cap() > maxKeptBatch {
+		return
+	}
+	b.reset()
+	batches.Put(b)
+}
+
+// reset empties the batch, keeping its arrays.
+func (b *batch) reset() {
+	b.buf.Reset()
+	b.ends = b.ends[:0]
 }
 
 // closeQueue lets the writer finish what is queued and stop.
@@ -244,20 +286,29 @@ func (c *conn) closeQueue() {
 
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
-	var spare [][]byte // the batch before, emptied: the queue's next array
+	var frames [][]byte // the batch's frames, an array kept for the next
 	for range c.wake {
 		c.mu.Lock()
-		batch := c.queue
-		c.queue, c.queued = spare, 0
+		b := c.queue
+		c.queue = nil
 		closed := c.closed
 		c.mu.Unlock()
-		if err := c.sock.WriteBatch(c.ws, batch, writeTimeout); err != nil {
+		frames = frames[:0]
+		if b != nil {
+			frames = b.frames(frames)
+		}
+		err := c.sock.WriteBatch(c.ws, frames, writeTimeout)
+		clear(frames)
+		if b != nil {
+			b.release() // the write copied the frames to the socket
+		}
+		if err != nil {
 			if errors.Is(err, cork.ErrTimedOut) {
 				c.srv.log.Warn("client is not reading; its write timed out, closing its connection", "timeout", writeTimeout)
 			}
 			c.mu.Lock()
 			c.closed = true
-			c.queue, c.queued = nil, 0
+			c.queue = nil
 			c.mu.Unlock()
 			c.ws.CloseNow()
 			return
@@ -265,8 +316,6 @@ func (c *conn) writeLoop() {
 		if closed {
 			return
 		}
-		clear(batch)
-		spare = batch[:0]
 	}
 }
 

@@ -99,8 +99,8 @@ func decodeFrame(data []byte) (*frame, []string, error) {
 }
 
 // event is every server event. Its fields are in alphabetical order, as the
-// reference serialises them; empty ones are left out. raw, when set, is the
-// event already encoded (the hot stream_token path).
+// reference serialises them; empty ones are left out. A stream_token
+// (token set) is written by hand: a turn sends many of them.
 type event struct {
 	Data      any        `json:"data,omitempty"`
 	Error     *errorBody `json:"error,omitempty"`
@@ -112,17 +112,19 @@ type event struct {
 	Token     string     `json:"token,omitempty"`
 	Type      string     `json:"type"`
 
-	raw []byte
+	token bool
 }
 
-// encode returns the event's JSON. Only the copy it encodes goes to the
-// heap, not ev: most events of a turn are tokens, which come encoded.
-func (ev *event) encode() ([]byte, error) {
-	if ev.raw != nil {
-		return ev.raw, nil
+// writeTo appends the event's JSON to buf. Only the copy it encodes goes
+// to the heap, not ev.
+func (ev *event) writeTo(buf *bytes.Buffer) error {
+	if ev.token {
+		buf.Grow(tokenSize(ev.RequestID, ev.Token))
+		buf.Write(appendToken(buf.AvailableBuffer(), ev.RequestID, ev.Token, ev.Timestamp))
+		return nil
 	}
 	cp := *ev
-	return jsonv2.Marshal(&cp, asV1)
+	return jsonv2.MarshalWrite(buf, &cp, asV1)
 }
 
 // asV1 has json v2 write and read exactly what encoding/json does (the
@@ -158,12 +160,18 @@ type errorData struct {
 	RequestID string     `json:"requestId,omitempty"`
 }
 
-// tokenEvent is encoded by hand: a turn sends many of them.
 func tokenEvent(requestID, token string) event {
-	// The frame's fixed text is 110 bytes with a 13-digit timestamp; each
-	// string appears twice, with room for some escaping. A frame that
-	// outgrew its first array took a second: two allocations a token.
-	b := make([]byte, 0, 112+3*(len(requestID)+len(token)))
+	return event{Type: "stream_token", RequestID: requestID, Token: token, Timestamp: now(), token: true}
+}
+
+// tokenSize is room for a token's frame: its fixed text is 110 bytes with a
+// 13-digit timestamp; each string appears twice, with room for some
+// escaping.
+func tokenSize(requestID, token string) int { return 112 + 3*(len(requestID)+len(token)) }
+
+// appendToken appends a stream_token frame to b, as encoding/json would
+// write it.
+func appendToken(b []byte, requestID, token string, timestamp int64) []byte {
 	b = append(b, `{"data":{"requestId":`...)
 	b = appendString(b, requestID)
 	b = append(b, `,"token":`...)
@@ -171,11 +179,10 @@ func tokenEvent(requestID, token string) event {
 	b = append(b, `},"requestId":`...)
 	b = appendString(b, requestID)
 	b = append(b, `,"timestamp":`...)
-	b = strconv.AppendInt(b, now(), 10)
+	b = strconv.AppendInt(b, timestamp, 10)
 	b = append(b, `,"token":`...)
 	b = appendString(b, token)
-	b = append(b, `,"type":"stream_token"}`...)
-	return event{Type: "stream_token", raw: b}
+	return append(b, `,"type":"stream_token"}`...)
 }
 
 // appendString appends s as a JSON string, escaping what JSON requires and
