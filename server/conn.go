@@ -239,8 +239,9 @@ func (c *conn) enqueueLocked(ev event) {
 // into one buffer: a frame costs no allocation of its own, and the buffer
 // goes back to batches once written, so an idle connection holds none.
 type batch struct {
-	buf  bytes.Buffer
-	ends []int // where each frame ends in buf
+	buf    bytes.Buffer
+	ends   []int    // where each frame ends in buf
+	frames [][]byte // the frames, for the writer: arrays kept with the batch
 }
 
 var batches = sync.Pool{New: func() any { return new(batch) }}
@@ -248,14 +249,15 @@ var batches = sync.Pool{New: func() any { return new(batch) }}
 // maxKeptBatch is the largest buffer batches takes back.
 const maxKeptBatch = 64 << 10
 
-// frames appends the batch's frames, which alias its buffer, to dst.
-func (b *batch) frames(dst [][]byte) [][]byte {
+// split sets b.frames to the frames queued, which alias b.buf.
+func (b *batch) split() [][]byte {
 	data, start := b.buf.Bytes(), 0
+	b.frames = b.frames[:0]
 	for _, end := range b.ends {
-		dst = append(dst, data[start:end])
+		b.frames = append(b.frames, data[start:end])
 		start = end
 	}
-	return dst
+	return b.frames
 }
 
 // release gives the written batch back to batches.
@@ -271,6 +273,8 @@ func (b *batch) release() {
 func (b *batch) reset() {
 	b.buf.Reset()
 	b.ends = b.ends[:0]
+	clear(b.frames)
+	b.frames = b.frames[:0]
 }
 
 // closeQueue lets the writer finish what is queued and stop.
@@ -286,19 +290,17 @@ func (c *conn) closeQueue() {
 
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
-	var frames [][]byte // the batch's frames, an array kept for the next
 	for range c.wake {
 		c.mu.Lock()
 		b := c.queue
 		c.queue = nil
 		closed := c.closed
 		c.mu.Unlock()
-		frames = frames[:0]
+		var frames [][]byte
 		if b != nil {
-			frames = b.frames(frames)
+			frames = b.split()
 		}
 		err := c.sock.WriteBatch(c.ws, frames, writeTimeout)
-		clear(frames)
 		if b != nil {
 			b.release() // the write copied the frames to the socket
 		}

@@ -58,7 +58,7 @@ func queued(c *conn) [][]byte {
 	if c.queue == nil {
 		return nil
 	}
-	return c.queue.frames(nil)
+	return c.queue.split()
 }
 
 // quietServer is a server with no kinds on a memory store that logs
