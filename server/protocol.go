@@ -101,6 +101,9 @@ func decodeFrame(data []byte) (*frame, []string, error) {
 // event is every server event. Its fields are in alphabetical order, as the
 // reference serialises them; empty ones are left out. A stream_token
 // (token set) is written by hand: a turn sends many of them.
+//
+// Data, and a payload in it, hold a pointer where they can: json v2 copies
+// what an interface holds to address it, and a pointer is 8 bytes to copy.
 type event struct {
 	Data      any        `json:"data,omitempty"`
 	Error     *errorBody `json:"error,omitempty"`
@@ -152,7 +155,7 @@ func immediate(requestID string, status int, message string, data any) event {
 
 func errorEvent(requestID, code, message string) event {
 	body := &errorBody{Code: code, Message: message}
-	return event{Type: "error", RequestID: requestID, Error: body, Data: errorData{Error: body, RequestID: requestID}, Timestamp: now()}
+	return event{Type: "error", RequestID: requestID, Error: body, Data: &errorData{Error: body, RequestID: requestID}, Timestamp: now()}
 }
 
 type errorData struct {
@@ -248,7 +251,7 @@ type nestedData struct {
 }
 
 func nested(typ, requestID string, payload any) event {
-	return event{Type: typ, RequestID: requestID, Data: nestedData{payload, requestID}, Timestamp: now()}
+	return event{Type: typ, RequestID: requestID, Data: &nestedData{payload, requestID}, Timestamp: now()}
 }
 
 type chunkData struct {
@@ -294,7 +297,7 @@ func toolResultChunk(requestID, name, result string, isError bool) event {
 
 func chunk(requestID, node string, raw rawResponse) event {
 	return event{Type: "stream_chunk", RequestID: requestID, Node: node,
-		Data: chunkData{Node: node, RequestID: requestID, State: chunkState{raw}}, Timestamp: now()}
+		Data: &chunkData{Node: node, RequestID: requestID, State: chunkState{raw}}, Timestamp: now()}
 }
 
 type statusData struct {
@@ -303,7 +306,7 @@ type statusData struct {
 }
 
 func cancelledEvent(requestID string) event {
-	return event{Type: "cancelled", RequestID: requestID, Status: 499, Data: statusData{requestID, 499}, Timestamp: now()}
+	return event{Type: "cancelled", RequestID: requestID, Status: 499, Data: &statusData{requestID, 499}, Timestamp: now()}
 }
 
 type timestampData struct {
@@ -312,7 +315,7 @@ type timestampData struct {
 
 func pongEvent(requestID string) event {
 	ts := now()
-	return event{Type: "pong", RequestID: requestID, Data: timestampData{ts}, Timestamp: ts}
+	return event{Type: "pong", RequestID: requestID, Data: &timestampData{ts}, Timestamp: ts}
 }
 
 // interactionPayload is interaction_required's data.data.
@@ -359,7 +362,7 @@ type otpInvalid struct {
 // message another session sent to the conversation, as the history has
 // it, for the turn requestID.
 func userMessageEvent(requestID string, m *store.Message) event {
-	return event{Type: "user_message", RequestID: requestID, Timestamp: now(), Data: userMessageData{RequestID: requestID,
+	return event{Type: "user_message", RequestID: requestID, Timestamp: now(), Data: &userMessageData{RequestID: requestID,
 		Message: historyMessage{ID: m.ID, Direction: "inbound", Content: messageContent{Text: m.Text},
 			CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano)}}}
 }
@@ -420,5 +423,5 @@ type eventualData struct {
 
 func eventualEvent(requestID string, p eventualPayload) event {
 	return event{Type: "eventual_response", RequestID: requestID, Status: 200,
-		Data: eventualData{p, requestID, 200}, Timestamp: now()}
+		Data: &eventualData{p, requestID, 200}, Timestamp: now()}
 }

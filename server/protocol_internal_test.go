@@ -15,16 +15,19 @@ var benchSpec = json.RawMessage(`{"questions":[{"question":"Which plan are you c
 	`{"label":"Team","description":"Up to 20 seats"},{"label":"Enterprise"}]},{"question":"What should the answer cover?","header":"Topics",` +
 	`"options":[{"label":"Pricing"},{"label":"Security"},{"label":"Integrations"}],"multiSelect":true}]}`)
 
-// BenchmarkEncodeEvent encodes a cycle's card and its ack.
+// BenchmarkEncodeEvent encodes a cycle's card and its ack, as a
+// connection does: into its batch's buffer.
 func BenchmarkEncodeEvent(b *testing.B) {
-	card := nested("interaction_required", "r-1", interactionPayload{InteractionID: "6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11", Kind: "choices",
+	card := nested("interaction_required", "r-1", &interactionPayload{InteractionID: "6f1c2f4e-1d5b-4c1e-9f7a-0b7e2a9d4c11", Kind: "choices",
 		Reason: "to tailor the answer to you", Spec: benchSpec})
-	ack := immediate("r-1", 200, "Interaction submitted", submitAck{SessionID: "s", InteractionID: "i", Kind: "choices",
+	ack := immediate("r-1", 200, "Interaction submitted", &submitAck{SessionID: "s", InteractionID: "i", Kind: "choices",
 		Values: json.RawMessage(`{"answers":[{"header":"Plan","options":["Team"]}]}`)})
+	var buf bytes.Buffer
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, ev := range []*event{&card, &ack} {
-			if _, err := encode(*ev); err != nil {
+			buf.Reset()
+			if err := ev.writeTo(&buf); err != nil {
 				b.Fatal(err)
 			}
 		}
