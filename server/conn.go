@@ -32,11 +32,12 @@ type conn struct {
 	ext       atomic.Uint32                  // the extensions it asked for (asked)
 	identity  atomic.Pointer[Principal]      // principal, for the other goroutines (waitingFor); nil when anonymous
 
-	mu     sync.Mutex
-	queue  *batch        // the frames for the writer; nil when none
-	closed bool          // no more frames will be queued
-	wake   chan struct{} // signals the writer; capacity 1
-	turn   *following    // the turn the connection follows, running or parked; nil when none
+	mu       sync.Mutex
+	queue    *batch        // the frames for the writer; nil when none
+	encoding event         // the event enqueueLocked writes: the encoder takes a pointer, and this one is on the heap already
+	closed   bool          // no more frames will be queued
+	wake     chan struct{} // signals the writer; capacity 1
+	turn     *following    // the turn the connection follows, running or parked; nil when none
 	// groupShown is the group of cards (ExtParallelAsks) whose first this
 	// socket, which did not ask for them all at once, was shown;
 	// queuedCalls are the calls of the group's others, kept from it.
@@ -211,7 +212,10 @@ func (c *conn) enqueueLocked(ev event) {
 	}
 	q := c.queue
 	start := q.buf.Len()
-	if err := ev.writeTo(&q.buf); err != nil {
+	c.encoding = ev
+	err := c.encoding.writeTo(&q.buf)
+	c.encoding = event{} // holds nothing between frames
+	if err != nil {
 		q.buf.Truncate(start)
 		c.srv.log.Error("encode event", "type", ev.Type, "err", err)
 		return

@@ -118,16 +118,16 @@ type event struct {
 	token bool
 }
 
-// writeTo appends the event's JSON to buf. Only the copy it encodes goes
-// to the heap, not ev.
+// writeTo appends the event's JSON to buf. ev escapes to the encoder: a
+// connection passes its own field (conn.encoding), which is on the heap
+// already, so that no event is copied there.
 func (ev *event) writeTo(buf *bytes.Buffer) error {
 	if ev.token {
 		buf.Grow(tokenSize(ev.RequestID, ev.Token))
 		buf.Write(appendToken(buf.AvailableBuffer(), ev.RequestID, ev.Token, ev.Timestamp))
 		return nil
 	}
-	cp := *ev
-	return jsonv2.MarshalWrite(buf, &cp, asV1)
+	return jsonv2.MarshalWrite(buf, ev, asV1)
 }
 
 // asV1 has json v2 write and read exactly what encoding/json does (the

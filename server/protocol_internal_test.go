@@ -48,9 +48,10 @@ func encode(ev event) ([]byte, error) {
 func TestTokenFramesAllocateNothing(t *testing.T) {
 	for _, token := range []string{"Pricing. ", "a", "Thanks — you ", `"quoted" <b>`} {
 		var b batch
+		ev := new(event) // as conn.encoding is
 		fill := func() {
 			for range 2 {
-				ev := tokenEvent("k1234-turn", token)
+				*ev = tokenEvent("k1234-turn", token)
 				if err := ev.writeTo(&b.buf); err != nil {
 					t.Fatal(err)
 				}
