@@ -23,7 +23,7 @@ type conn struct {
 	sock      *cork.Conn                     // ws's connection, which sends each batch in one write
 	auth      bool                           // tokens are checked: conversations are scoped to their owner
 	principal Principal                      // zero when anonymous
-	ip        string                         // the client's address
+	ip        string                         // the client's address, as client names it: "ip:" and the address
 	sessions  map[string]*store.Session      // the sessions this connection created, read by its reader only
 	made      map[string]*store.Conversation // the conversations it made and sent no message to yet, read by its reader only
 	watching  map[string]*watch              // the conversations it has sessions on, read by its reader only
@@ -75,7 +75,7 @@ func (c *conn) client() string {
 	if c.principal.Sub != "" {
 		return "sub:" + c.principal.Sub
 	}
-	return "ip:" + c.ip
+	return c.ip
 }
 
 // visible tells whether this connection may see a conversation: without
