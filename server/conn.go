@@ -107,8 +107,13 @@ func (c *conn) serve(ctx context.Context) {
 		c.closeQueue()
 		<-c.writerDone
 	}()
+	// Reads are given no context: a Read given one that can end arms and
+	// disarms a context.AfterFunc each time, five allocations a frame.
+	// Should ctx end (a hijacked request's context does not before serve
+	// returns), the connection is closed, which ends the Read as well.
+	defer context.AfterFunc(ctx, func() { c.ws.CloseNow() })()
 	for {
-		typ, data, err := c.ws.Read(ctx)
+		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			return
 		}
