@@ -66,8 +66,10 @@ var numberText = jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.E
 // itself: json v2's Unmarshal into an any with a hook that kept numbers as
 // json.Number called it, and fell back from it, at every value, which
 // made a raise's arguments cost 30 µs and 95 allocations to read
-// (BenchmarkDecodeAny); the walk reads them in a fraction of that.
-func decodeAny(data []byte) (any, error) {
+// (BenchmarkDecodeAny); the walk reads them in a fraction of that. An
+// object's key that is one of names (may be nil) is that string, not a
+// new one: a kind's schema names the keys a raise or a submit uses.
+func decodeAny(data []byte, names map[string]string) (any, error) {
 	r := readers.Get().(*treeReader)
 	defer func() {
 		r.src.Reset(nil) // the pool keeps no input
@@ -75,7 +77,7 @@ func decodeAny(data []byte) (any, error) {
 	}()
 	r.src.Reset(data)
 	r.dec.Reset(&r.src)
-	v, err := readTree(&r.dec)
+	v, err := readTree(&r.dec, names)
 	if err == io.EOF {
 		return nil, fmt.Errorf("unexpected end of JSON input at offset %d", r.dec.InputOffset())
 	}
@@ -109,7 +111,7 @@ var readers = sync.Pool{New: func() any { return new(treeReader) }}
 // readTree reads the next value of dec into maps, slices, strings, bools,
 // nil and json.Number. The decoder refuses repeated keys, invalid UTF-8
 // and bad syntax.
-func readTree(dec *jsontext.Decoder) (any, error) {
+func readTree(dec *jsontext.Decoder, names map[string]string) (any, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -130,30 +132,51 @@ func readTree(dec *jsontext.Decoder) (any, error) {
 	case '{':
 		obj := map[string]any{}
 		for dec.PeekKind() != '}' {
-			key, err := dec.ReadToken()
+			key, err := dec.ReadValue()
 			if err != nil {
 				return nil, err
 			}
-			name := key.String()
-			if obj[name], err = readTree(dec); err != nil {
+			name := keyName(key, names)
+			if obj[name], err = readTree(dec, names); err != nil {
 				return nil, err
 			}
 		}
 		_, err := dec.ReadToken()
 		return obj, err
 	case '[':
-		arr := []any{}
+		// Items are gathered on the stack and the array made once, at
+		// its length, rather than grown.
+		var first [8]any
+		items := first[:0]
 		for dec.PeekKind() != ']' {
-			v, err := readTree(dec)
+			v, err := readTree(dec, names)
 			if err != nil {
 				return nil, err
 			}
-			arr = append(arr, v)
+			items = append(items, v)
 		}
-		_, err := dec.ReadToken()
-		return arr, err
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		arr := make([]any, len(items)) // never nil: [] is not null
+		copy(arr, items)
+		return arr, nil
 	}
 	return nil, fmt.Errorf("unexpected %v", tok.Kind())
+}
+
+// keyName is the name a key's JSON string holds: names' copy when it has
+// one. The decoder has checked the string.
+func keyName(key jsontext.Value, names map[string]string) string {
+	text := key[1 : len(key)-1]
+	if bytes.IndexByte(text, '\\') >= 0 {
+		unquoted, _ := jsontext.AppendUnquote(nil, key)
+		text = unquoted
+	}
+	if name, ok := names[string(text)]; ok {
+		return name
+	}
+	return string(text)
 }
 
 // decodeTyped converts a schema-valid generic tree into its struct.

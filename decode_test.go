@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/kindkit/kindkit/internal/jsonx"
 )
@@ -18,7 +19,7 @@ var decodeSeeds = []string{
 	`{"answers":[{"header":"Plan","options":["Pro"]},{"header":"Topics","options":["Sales","Billing"],"other":"Partnerships"}]}`,
 	`{"a":1,"b":-0.5e+10,"c":[true,false,null],"d":"\u00e9\ud83d\ude00\n","e":{}}`,
 	`"\xff\xfe"`, `"\ud800"`, `"\udc00\ud800"`, `"\ud83d\u0041"`, "\"\xff\"", `[1,]`, `{"a":1,}`, `01`, `-`, `1.`, `1e`, `.5`, `{"a" 1}`, `[`, `{}{}`, `{} }`, ` 7 `, `"a\tb"`,
-	`{"k":"v","k":"w"}`, `{"a":1,"\u0061":2}`, `[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `nul`, `truex`, "\"\x01\"", `{"a":[{"b":[{"c":[]}]}]}`, `1e999`, `1e400`, `1e-401`, `1E+0400`, `123456789012345678901234567890`, `[1e9999999999999999999999]`,
+	`{"k":"v","k":"w"}`, `{"a":1,"\u0061":2}`, `{"\u0061":1,"b\n":2}`, `[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `nul`, `truex`, "\"\x01\"", `{"a":[{"b":[{"c":[]}]}]}`, `1e999`, `1e400`, `1e-401`, `1E+0400`, `123456789012345678901234567890`, `[1e9999999999999999999999]`,
 }
 
 // FuzzDecode: decodeAny accepts exactly the single JSON values encoding/json
@@ -31,7 +32,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := decodeAny(data)
+		got, err := decodeAny(data, fuzzNames)
 		valid := json.Valid(data) && !repeatsKey(data) && utf8.Valid(data) && !loneSurrogate(data) && !outOfRange(data)
 		if (err == nil) != valid {
 			t.Fatalf("decodeAny(%q) error %v, but valid, unrepeated, UTF-8 and in range = %v", data, err, valid)
@@ -50,6 +51,56 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decodeAny(%q) = %#v, encoding/json reads %#v", data, got, want)
 		}
 	})
+}
+
+// fuzzNames are FuzzDecode's interned keys: decodeAny reads a key that is
+// one of them, escaped or not, as it reads any other.
+var fuzzNames = map[string]string{"a": "a", "k": "k", "b\n": "b\n", "": ""}
+
+// A key that is one of names costs no string, and an array's items one
+// allocation, whatever their number. (readTree on a decoder of its own:
+// the race detector drops decodeAny's pooled ones at random.)
+func TestDecodeAnyAllocations(t *testing.T) {
+	var src bytes.Reader
+	var dec jsontext.Decoder
+	allocs := func(data string, names map[string]string) float64 {
+		b := []byte(data)
+		return testing.AllocsPerRun(100, func() {
+			src.Reset(b)
+			dec.Reset(&src)
+			if _, err := readTree(&dec, names); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	names := map[string]string{"one": "one", "two": "two"}
+	for _, c := range []struct {
+		what      string
+		more, was float64
+		want      float64
+	}{
+		{"eight items over one", allocs(`[true,false,true,false,true,false,true,false]`, nil), allocs(`[true]`, nil), 0},
+		{"two keys not in names over in names", allocs(`{"one":true,"two":false}`, nil), allocs(`{"one":true,"two":false}`, names), 2},
+		{"an escaped key over a plain one, in names", allocs(`{"\u006fne":true}`, names), allocs(`{"one":true}`, names), 1}, // unquoted first
+	} {
+		if d := c.more - c.was; d != c.want {
+			t.Errorf("%s: %v allocations more (%v, not %v), want %v", c.what, d, c.more, c.was, c.want)
+		}
+	}
+}
+
+// propertyNames finds the names of properties at any depth, and no other
+// key of the schema.
+func TestPropertyNames(t *testing.T) {
+	doc, err := readSchemaDoc(`{"$defs":{"Spec":{"type":"object","properties":{"questions":{"type":"array",
+		"items":{"properties":{"label":{"type":"string"}}}}}},"Values":{"anyOf":[{"properties":{"answers":{}}}]}}}`, "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"questions": "questions", "label": "label", "answers": "answers", "reason": "reason"}
+	if got := propertyNames(doc.doc); !reflect.DeepEqual(got, want) {
+		t.Errorf("propertyNames = %v, want %v", got, want)
+	}
 }
 
 // loneSurrogate reports a \u escape in valid JSON data that is half of a
@@ -159,12 +210,12 @@ func TestDecodeRepeatedKey(t *testing.T) {
 		`{"a/b~c":1,"a/b~c":2}`:                          `duplicate key "a/b~c" at offset 11`,
 		`{"` + long + `":1,"` + long + `":2}`:            `duplicate key "` + strings.Repeat("é", 32) + `…" at offset 86`,
 	} {
-		if _, err := decodeAny([]byte(data)); err == nil || err.Error() != want {
+		if _, err := decodeAny([]byte(data), nil); err == nil || err.Error() != want {
 			t.Errorf("decodeAny(%s): %v, want %s", data, err, want)
 		}
 	}
 	for _, data := range []string{`[{"k":1},{"k":2}]`, `{"k":{"k":1}}`, `{"a":1,"A":2}`} {
-		if _, err := decodeAny([]byte(data)); err != nil {
+		if _, err := decodeAny([]byte(data), nil); err != nil {
 			t.Errorf("decodeAny(%s): %v", data, err)
 		}
 	}
@@ -184,12 +235,12 @@ func TestDecodeEdges(t *testing.T) {
 		``:           "unexpected end of JSON input at offset 0",
 		`[0,1e999]`:  "number 1e999 is out of range (at most 400 characters, exponent within ±400) at offset 3",
 	} {
-		if _, err := decodeAny([]byte(data)); err == nil || err.Error() != want {
+		if _, err := decodeAny([]byte(data), nil); err == nil || err.Error() != want {
 			t.Errorf("decodeAny(%.20q): %v, want %s", data, err, want)
 		}
 	}
 	huge := `[1e400,123456789012345678901234567890,-0.0]`
-	v, err := decodeAny([]byte(huge))
+	v, err := decodeAny([]byte(huge), nil)
 	if want := []any{json.Number("1e400"), json.Number("123456789012345678901234567890"), json.Number("-0.0")}; err != nil || !reflect.DeepEqual(v, want) {
 		t.Errorf("decodeAny(%s) = %#v, %v; want %#v", huge, v, err, want)
 	}
@@ -200,7 +251,7 @@ func TestDecodeEdges(t *testing.T) {
 
 // decodeTyped honours a type's own UnmarshalJSON, as encoding/json does.
 func TestDecodeTypedUnmarshaler(t *testing.T) {
-	tree, err := decodeAny([]byte(`{"word":"hi","nested":{"word":"yo"}}`))
+	tree, err := decodeAny([]byte(`{"word":"hi","nested":{"word":"yo"}}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +317,7 @@ func FuzzTyped(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tree, err := decodeAny(data)
+		tree, err := decodeAny(data, nil)
 		if err != nil || caseOnlyKey(tree) {
 			return
 		}
@@ -320,6 +371,11 @@ func caseOnlyKey(v any) bool {
 	return false
 }
 
+// choicesNames are the choices kind's property names, as NewKind reads
+// them (propertyNames).
+var choicesNames = map[string]string{"questions": "questions", "question": "question", "header": "header", "options": "options",
+	"label": "label", "description": "description", "multiSelect": "multiSelect", "answers": "answers", "other": "other", "reason": "reason"}
+
 // BenchmarkDecodeAny reads a raise's arguments, the demo card's, into the
 // tree the validator walks: what every raise pays.
 func BenchmarkDecodeAny(b *testing.B) {
@@ -329,7 +385,7 @@ func BenchmarkDecodeAny(b *testing.B) {
 		`"reason":"so I can tailor the quote","limit":3}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeAny(args); err != nil {
+		if _, err := decodeAny(args, choicesNames); err != nil {
 			b.Fatal(err)
 		}
 	}

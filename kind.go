@@ -128,6 +128,7 @@ type kindImpl[S, V any] struct {
 	rules  Rules[S, V]
 	spec   schema
 	values schema
+	names  map[string]string // the property names in the schema, and reason: the keys decodeAny need not copy
 }
 
 // NewKind compiles the kind's schema once and wires it to its rules.
@@ -141,7 +142,7 @@ func NewKind[S, V any](d Descriptor, rules Rules[S, V]) (Kind, error) {
 		rulesVersion = v.Version()
 	}
 	d.Version = kindVersion(doc.doc, rulesVersion)
-	k := &kindImpl[S, V]{desc: d, rules: rules}
+	k := &kindImpl[S, V]{desc: d, rules: rules, names: propertyNames(doc.doc)}
 	if k.spec, err = doc.compile("#/$defs/Spec"); err != nil {
 		return nil, fmt.Errorf("kind %s: compile Spec: %w", d.Name, err)
 	}
@@ -173,6 +174,32 @@ func readSchemaDoc(text, source string) (*schemaDoc, error) {
 	return &schemaDoc{doc: doc, url: url, c: c}, nil
 }
 
+// propertyNames is every name a "properties" in schema defines, and
+// reason, the raise's own.
+func propertyNames(schema any) map[string]string {
+	names := map[string]string{"reason": "reason"}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if props, ok := v["properties"].(map[string]any); ok {
+				for name := range props {
+					names[name] = name
+				}
+			}
+			for _, sub := range v {
+				walk(sub)
+			}
+		case []any:
+			for _, sub := range v {
+				walk(sub)
+			}
+		}
+	}
+	walk(schema)
+	return names
+}
+
 // compile compiles the schema at pointer, a JSON pointer fragment such as
 // "#/$defs/Spec".
 func (d *schemaDoc) compile(pointer string) (schema, error) {
@@ -192,7 +219,7 @@ func (k *kindImpl[S, V]) ParseRaise(args []byte) (Raise, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
 	}
-	raw, err := decodeAny(args)
+	raw, err := decodeAny(args, k.names)
 	if err != nil {
 		return fail(FieldError{Message: "arguments are not valid JSON: " + err.Error()})
 	}
@@ -291,7 +318,7 @@ func (k *kindImpl[S, V]) Validate(spec *Spec, values json.RawMessage) (json.RawM
 // struct from the bytes (the checked tree holds nothing more: decodeAny
 // refused repeated keys and invalid UTF-8), rewritten ones from the tree.
 func (k *kindImpl[S, V]) decodeValues(values json.RawMessage) (*V, []FieldError) {
-	raw, err := decodeAny(values)
+	raw, err := decodeAny(values, k.names)
 	if err != nil {
 		return nil, []FieldError{{Field: "values", Message: "invalid values shape: " + err.Error()}}
 	}
@@ -358,7 +385,7 @@ func (k *kindImpl[S, V]) Upgrade(from string, spec, values json.RawMessage) (Spe
 	// The upgraded spec is the rules' own output, checked as a raise's
 	// would be: a spec this version refuses is the upgrade's bug, never
 	// a card shown or validated against.
-	tree, err := decodeAny(out)
+	tree, err := decodeAny(out, k.names)
 	if err == nil {
 		err = k.spec.Validate(tree)
 	}

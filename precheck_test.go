@@ -57,7 +57,7 @@ func TestPrecheckPassesKinds(t *testing.T) {
 	docs := kindSchemas(t)
 	for _, c := range precheckCases {
 		s := compileAt(t, docs[c.kind], "#/$defs/"+c.def)
-		tree, err := decodeAny([]byte(c.value))
+		tree, err := decodeAny([]byte(c.value), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestPrecheckAllocatesNothing(t *testing.T) {
 	docs := kindSchemas(t)
 	for _, c := range precheckCases {
 		pre := compileAt(t, docs[c.kind], "#/$defs/"+c.def).pre
-		tree, _ := decodeAny([]byte(c.value))
+		tree, _ := decodeAny([]byte(c.value), nil)
 		if n := testing.AllocsPerRun(20, func() { pre.check(tree) }); n != 0 {
 			t.Errorf("%s %s: %v allocations a check", c.kind, c.def, n)
 		}
@@ -142,7 +142,7 @@ func FuzzPrecheck(f *testing.F) {
 		if err != nil {
 			return
 		}
-		tree, err := decodeAny([]byte(value))
+		tree, err := decodeAny([]byte(value), nil)
 		if err != nil {
 			return
 		}
@@ -160,7 +160,7 @@ func BenchmarkValidate(b *testing.B) {
 	docs := kindSchemas(b)
 	for _, c := range precheckCases[:2] {
 		both := compileAt(b, docs[c.kind], "#/$defs/"+c.def)
-		tree, _ := decodeAny([]byte(c.value))
+		tree, _ := decodeAny([]byte(c.value), nil)
 		for _, s := range []struct {
 			name string
 			s    interface{ Validate(any) error }

@@ -847,7 +847,8 @@ func (t *turn) tools(conv *store.Conversation) []Tool {
 		tools = append(tools, ht.Tool)
 	}
 	tools = append(tools, e.raiseTools...)
-	var fallback []string
+	var names [16]string // on the stack: submitTool only reads it
+	fallback := names[:0]
 	for _, d := range e.kinds {
 		if !supported(conv, d.Capability) && (d.ToolName != "" || t.state.AskedBy[d.Name].ID != "") {
 			fallback = append(fallback, d.Name)

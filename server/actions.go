@@ -191,8 +191,8 @@ func (c *conn) findConversation(ctx context.Context, id string) (*store.Conversa
 // sessionData is a session's payload. A conversation id stored before ids
 // were UUIDs (32 hex digits) goes out hyphenated, as the reference schemas
 // require (format: uuid); a resume finds it in that form.
-func sessionData(s *store.Session) sessionPayload {
-	return sessionPayload{AgentID: s.AgentID, AgentName: s.AgentName, AgentParticipantID: s.AgentParticipantID,
+func sessionData(s *store.Session) *sessionPayload {
+	return &sessionPayload{AgentID: s.AgentID, AgentName: s.AgentName, AgentParticipantID: s.AgentParticipantID,
 		ConversationID: canonicalID(s.ConversationID), SessionID: s.ID, UserParticipantID: s.UserParticipantID}
 }
 
@@ -420,7 +420,7 @@ func (c *conn) submitTo(ctx context.Context, f *frame, sess *store.Session, p *s
 	// stream, and an acknowledged answer is never lost.
 	waitsOnOthers, requestID := false, ""
 	ok, err := s.engine.Submit(ctx, sess, p.ID, agent.Answer{Values: f.Values, Declined: f.Declined}, func(taken agent.Taken) {
-		ack := submitAck{Declined: f.Declined, InteractionID: p.ID, SessionID: sess.ID}
+		ack := &submitAck{Declined: f.Declined, InteractionID: p.ID, SessionID: sess.ID}
 		if !f.Declined {
 			ack.Kind, ack.Values = p.Kind, taken.Values
 		}

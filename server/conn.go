@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -22,7 +23,7 @@ type conn struct {
 	sock      *cork.Conn                     // ws's connection, which sends each batch in one write
 	auth      bool                           // tokens are checked: conversations are scoped to their owner
 	principal Principal                      // zero when anonymous
-	ip        string                         // the client's address
+	ip        string                         // the client's address, as client names it: "ip:" and the address
 	sessions  map[string]*store.Session      // the sessions this connection created, read by its reader only
 	made      map[string]*store.Conversation // the conversations it made and sent no message to yet, read by its reader only
 	watching  map[string]*watch              // the conversations it has sessions on, read by its reader only
@@ -31,12 +32,12 @@ type conn struct {
 	ext       atomic.Uint32                  // the extensions it asked for (asked)
 	identity  atomic.Pointer[Principal]      // principal, for the other goroutines (waitingFor); nil when anonymous
 
-	mu     sync.Mutex
-	queue  [][]byte
-	queued int           // bytes in queue
-	closed bool          // no more frames will be queued
-	wake   chan struct{} // signals the writer; capacity 1
-	turn   *following    // the turn the connection follows, running or parked; nil when none
+	mu       sync.Mutex
+	queue    *batch        // the frames for the writer; nil when none
+	encoding event         // the event enqueueLocked writes: the encoder takes a pointer, and this one is on the heap already
+	closed   bool          // no more frames will be queued
+	wake     chan struct{} // signals the writer; capacity 1
+	turn     *following    // the turn the connection follows, running or parked; nil when none
 	// groupShown is the group of cards (ExtParallelAsks) whose first this
 	// socket, which did not ask for them all at once, was shown;
 	// queuedCalls are the calls of the group's others, kept from it.
@@ -74,7 +75,7 @@ func (c *conn) client() string {
 	if c.principal.Sub != "" {
 		return "sub:" + c.principal.Sub
 	}
-	return "ip:" + c.ip
+	return c.ip
 }
 
 // visible tells whether this connection may see a conversation: without
@@ -106,8 +107,13 @@ func (c *conn) serve(ctx context.Context) {
 		c.closeQueue()
 		<-c.writerDone
 	}()
+	// Reads are given no context: a Read given one that can end arms and
+	// disarms a context.AfterFunc each time, five allocations a frame.
+	// Should ctx end (a hijacked request's context does not before serve
+	// returns), the connection is closed, which ends the Read as well.
+	defer context.AfterFunc(ctx, func() { c.ws.CloseNow() })()
 	for {
-		typ, data, err := c.ws.Read(ctx)
+		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			return
 		}
@@ -206,29 +212,78 @@ func (c *conn) enqueueLocked(ev event) {
 	if c.closed {
 		return
 	}
-	data, err := ev.encode()
+	if c.queue == nil {
+		c.queue = batches.Get().(*batch)
+	}
+	q := c.queue
+	start := q.buf.Len()
+	c.encoding = ev
+	err := c.encoding.writeTo(&q.buf)
+	c.encoding = event{} // holds nothing between frames
 	if err != nil {
+		q.buf.Truncate(start)
 		c.srv.log.Error("encode event", "type", ev.Type, "err", err)
 		return
 	}
 	if testHookFrame != nil {
-		testHookFrame(c, false, data)
+		testHookFrame(c, false, q.buf.Bytes()[start:])
 	}
-	if len(c.queue) >= maxQueuedFrames || c.queued+len(data) > maxQueuedBytes {
+	if len(q.ends) >= maxQueuedFrames || q.buf.Len() > maxQueuedBytes {
 		// A client that stops reading loses its connection, never the
 		// server's memory or another connection's progress.
-		c.srv.log.Warn("client is not reading; closing its connection", "queued", len(c.queue))
+		c.srv.log.Warn("client is not reading; closing its connection", "queued", len(q.ends))
 		c.closed = true
-		c.queue, c.queued = nil, 0
+		c.queue = nil
 		go c.ws.Close(websocket.StatusPolicyViolation, "too many unread frames")
 		return
 	}
-	c.queue = append(c.queue, data)
-	c.queued += len(data)
+	q.ends = append(q.ends, q.buf.Len())
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// A batch is the frames queued for the writer, encoded one after the other
+// into one buffer: a frame costs no allocation of its own, and the buffer
+// goes back to batches once written, so an idle connection holds none.
+type batch struct {
+	buf    bytes.Buffer
+	ends   []int    // where each frame ends in buf
+	frames [][]byte // the frames, for the writer: arrays kept with the batch
+}
+
+var batches = sync.Pool{New: func() any { return new(batch) }}
+
+// maxKeptBatch is the largest buffer batches takes back.
+const maxKeptBatch = 64 << 10
+
+// split sets b.frames to the frames queued, which alias b.buf.
+func (b *batch) split() [][]byte {
+	data, start := b.buf.Bytes(), 0
+	b.frames = b.frames[:0]
+	for _, end := range b.ends {
+		b.frames = append(b.frames, data[start:end])
+		start = end
+	}
+	return b.frames
+}
+
+// release gives the written batch back to batches.
+func (b *batch) release() {
+	if b.buf.Cap() > maxKeptBatch {
+		return
+	}
+	b.reset()
+	batches.Put(b)
+}
+
+// reset empties the batch, keeping its arrays.
+func (b *batch) reset() {
+	b.buf.Reset()
+	b.ends = b.ends[:0]
+	clear(b.frames)
+	b.frames = b.frames[:0]
 }
 
 // closeQueue lets the writer finish what is queued and stop.
@@ -244,20 +299,27 @@ func (c *conn) closeQueue() {
 
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
-	var spare [][]byte // the batch before, emptied: the queue's next array
 	for range c.wake {
 		c.mu.Lock()
-		batch := c.queue
-		c.queue, c.queued = spare, 0
+		b := c.queue
+		c.queue = nil
 		closed := c.closed
 		c.mu.Unlock()
-		if err := c.sock.WriteBatch(c.ws, batch, writeTimeout); err != nil {
+		var frames [][]byte
+		if b != nil {
+			frames = b.split()
+		}
+		err := c.sock.WriteBatch(c.ws, frames, writeTimeout)
+		if b != nil {
+			b.release() // the write copied the frames to the socket
+		}
+		if err != nil {
 			if errors.Is(err, cork.ErrTimedOut) {
 				c.srv.log.Warn("client is not reading; its write timed out, closing its connection", "timeout", writeTimeout)
 			}
 			c.mu.Lock()
 			c.closed = true
-			c.queue, c.queued = nil, 0
+			c.queue = nil
 			c.mu.Unlock()
 			c.ws.CloseNow()
 			return
@@ -265,8 +327,6 @@ func (c *conn) writeLoop() {
 		if closed {
 			return
 		}
-		clear(batch)
-		spare = batch[:0]
 	}
 }
 

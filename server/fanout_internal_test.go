@@ -43,7 +43,7 @@ func sent(t *testing.T, c *conn) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
-	for _, data := range c.queue {
+	for _, data := range queued(c) {
 		var ev struct{ Type string }
 		if err := json.Unmarshal(data, &ev); err != nil {
 			t.Fatalf("frame %s: %v", data, err)
@@ -51,6 +51,14 @@ func sent(t *testing.T, c *conn) []string {
 		out = append(out, ev.Type)
 	}
 	return out
+}
+
+// queued is the frames queued on c, under c.mu.
+func queued(c *conn) [][]byte {
+	if c.queue == nil {
+		return nil
+	}
+	return c.queue.split()
 }
 
 // quietServer is a server with no kinds on a memory store that logs

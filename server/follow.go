@@ -227,5 +227,5 @@ func prompt(p *store.Park, requestID, waitingFor string) event {
 		}
 		return nested("write_confirmation_required", requestID, data)
 	}
-	return nested("interaction_required", requestID, interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec, WaitingFor: waitingFor})
+	return nested("interaction_required", requestID, &interactionPayload{InteractionID: p.ID, Kind: p.Kind, Reason: p.Reason, Spec: p.Spec, WaitingFor: waitingFor})
 }

@@ -186,7 +186,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer ws.CloseNow()
 	ws.SetReadLimit(maxFrameBytes)
 	c := newConn(s, ws, cw.Conn)
-	c.ip = clientlimit.RemoteIP(r)
+	c.ip = "ip:" + clientlimit.RemoteIP(r) // once, not at every frame
 	if len(s.opts.AuthSecret) > 0 {
 		c.auth = true
 		if p, err := VerifyToken(r.URL.Query().Get("token"), s.opts.AuthSecret, s.clock.Now(), s.opts.AuthRules); err == nil {
