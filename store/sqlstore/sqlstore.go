@@ -1563,7 +1563,7 @@ func (s *Store) EndedParks(ctx context.Context, conversationID string, since tim
 }
 
 var endedParks = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND created_at >= $2 AND outcome IS NOT NULL
-	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE ck = ` + convKey(1) + ` AND id = $3))
+	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE ck = ` + convKey(1) + ` AND id = $3 LIMIT 1))
 	ORDER BY created_at, id LIMIT $4`
 
 // Inbox reads two indexes: parks_pending_addressee, which holds the
