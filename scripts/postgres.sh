@@ -14,7 +14,8 @@
 # a server would be, to measure on (scripts/parks.sh): durable (fsync,
 # synchronous commit, full-page writes, all off in a test cluster), with
 # shared_buffers a quarter of RAM (KINDKIT_PG_SHARED_BUFFERS overrides) and
-# effective_cache_size half of it, and wal_compression = lz4 (docs/data.md).
+# effective_cache_size half of it, and wal_compression = zstd (lz4 when the
+# server lacks zstd; docs/data.md).
 # These apply when the cluster is made; pick a port of its own. Stop the
 # cluster with
 #	pg_ctl -D /tmp/kindkit-postgres-55432 stop
@@ -119,12 +120,15 @@ if [[ ! -f $data/PG_VERSION ]]; then
 	EOF
 	if [[ ${KINDKIT_PG_SERVER:-} == 1 ]]; then
 		ram_mb=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024))
+		# zstd where the server was built with it (docs/data.md), else lz4.
+		compression=zstd
+		"${as[@]}" "$bin/postgres" -D "$data" -C wal_compression -c wal_compression=zstd >/dev/null 2>&1 3>&- || compression=lz4
 		"${as[@]}" tee -a "$data/postgresql.conf" >/dev/null <<-EOF
 			# as a server: durable, its cache sized to the machine, and the
 			# full pages a checkpoint makes the next change write compressed
 			shared_buffers = ${KINDKIT_PG_SHARED_BUFFERS:-$((ram_mb / 4))MB}
 			effective_cache_size = $((ram_mb / 2))MB
-			wal_compression = lz4
+			wal_compression = $compression
 		EOF
 	else
 		# A throwaway test cluster: durability is traded for speed.

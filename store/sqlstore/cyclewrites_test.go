@@ -235,3 +235,42 @@ func TestCycleRoundTripsPostgres(t *testing.T) {
 		t.Errorf("a cycle takes %d round trips, over the budget of %d", total, cycleRoundTripBudget)
 	}
 }
+
+// TestResumeLeavesConversationPostgres: a resume (a new session on the
+// conversation, the take of its park with the answer's message, the
+// turn's last step with its messages) writes none of the conversation's
+// row. A foreign key to conversations locked the row (FOR KEY SHARE) on
+// every insert of a session or message, and a lock writes the row's page:
+// at a million waiting asks that page is cold, and its first write after
+// a checkpoint is the whole page in the WAL (migration 13). A lock sets
+// the row's xmax; the test checks it stays as the park left it.
+func TestResumeLeavesConversationPostgres(t *testing.T) {
+	s := openT(t, postgresDSN(t))
+	ctx := context.Background()
+	id := store.NewID()
+	steps := storetest.CycleSteps(ctx, s, id)
+	for _, step := range steps[:3] { // up to save_park: the ask waits
+		if err := step.Run(); err != nil {
+			t.Fatalf("%s: %v", step.Name, err)
+		}
+	}
+	xmax := func() (x string) {
+		t.Helper()
+		if err := s.db.DB.QueryRowContext(ctx, `SELECT xmax::text FROM conversations WHERE id = $1`, id).Scan(&x); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	parked := xmax()
+	if err := s.CreateSession(ctx, &store.Session{ID: id + "-s2", ConversationID: id, AgentID: "agent"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range steps[3:] { // take_park, save_step
+		if err := step.Run(); err != nil {
+			t.Fatalf("%s: %v", step.Name, err)
+		}
+	}
+	if after := xmax(); after != parked {
+		t.Errorf("the conversation's xmax went from %s to %s over a resume: its row was locked, so its page written", parked, after)
+	}
+}

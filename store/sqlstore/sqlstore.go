@@ -307,21 +307,29 @@ func (s *Store) Close() error {
 }
 
 // wrap turns err into "sqlstore: what: err", with a missing row or a
-// missing referenced row as store.ErrNotFound.
+// missing conversation as store.ErrNotFound.
 func (s *Store) wrap(what string, err error) error {
-	if errors.Is(err, sql.ErrNoRows) || s.isForeignKeyViolation(err) {
+	if errors.Is(err, sql.ErrNoRows) || s.isMissingConversation(err) {
 		err = store.ErrNotFound
 	}
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }
 
-func (s *Store) isForeignKeyViolation(err error) bool {
+// isMissingConversation says whether err refused a row for a conversation
+// that does not exist: its key (convKey) was NULL in a column that is NOT
+// NULL, or, on SQLite, its foreign key failed. PostgreSQL's rows have no
+// foreign key since migration 13: the key is their check.
+func (s *Store) isMissingConversation(err error) bool {
 	if s.dialect == dialectPostgres {
 		var pe *pgconn.PgError
-		return errors.As(err, &pe) && pe.Code == "23503"
+		return errors.As(err, &pe) && (pe.Code == "23503" || pe.Code == "23502" && pe.ColumnName == "ck")
 	}
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY ||
+		se.Code() == sqlite3.SQLITE_CONSTRAINT_NOTNULL && strings.Contains(se.Error(), ".ck (") // "…: NOT NULL constraint failed: parks.ck (1299)"
 }
 
 func notFound(what string) error { return fmt.Errorf("sqlstore: %s: %w", what, store.ErrNotFound) }
@@ -420,10 +428,12 @@ const lastConversationKey = `SELECT COALESCE(MAX(ck), 0) FROM conversations`
 // id (migration 7): keys come in the order conversations were made, so the
 // rows of the live conversations share the indexes' last pages, where
 // random ids put each on a page of its own. A conversation that does not
-// exist has key 0, and the foreign key on conversation_id refuses a row
-// for it, as before.
+// exist has none (NULL), and the NOT NULL on every table's ck refuses a
+// row for it (isMissingConversation): on PostgreSQL that is the check
+// (its foreign keys locked the conversation's row, and so wrote its page,
+// on every insert: migration 13); on SQLite the foreign key is there too.
 func convKey(n int) string {
-	return `COALESCE((SELECT ck FROM conversations WHERE id = $` + strconv.Itoa(n) + `), 0)`
+	return `(SELECT ck FROM conversations WHERE id = $` + strconv.Itoa(n) + `)`
 }
 
 // The statements that find or add a conversation's rows by its key.
@@ -1553,7 +1563,7 @@ func (s *Store) EndedParks(ctx context.Context, conversationID string, since tim
 }
 
 var endedParks = `SELECT ` + parkCols + ` FROM parks WHERE ck = ` + convKey(1) + ` AND created_at >= $2 AND outcome IS NOT NULL
-	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE ck = ` + convKey(1) + ` AND id = $3))
+	AND ($3 = '' OR created_at < (SELECT created_at FROM messages WHERE ck = ` + convKey(1) + ` AND id = $3 LIMIT 1))
 	ORDER BY created_at, id LIMIT $4`
 
 // Inbox reads two indexes: parks_pending_addressee, which holds the

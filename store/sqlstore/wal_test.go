@@ -71,8 +71,11 @@ func TestIndexesByConversationKey(t *testing.T) {
 			if err := rows.Err(); err != nil {
 				t.Fatal(err)
 			}
-			for _, index := range []string{"messages_conversation_seq", "messages_conversation_id",
-				"parks_pending_conversation", "parks_conversation_created"} {
+			byKey := []string{"messages_conversation_seq", "parks_pending_conversation", "parks_conversation_created"}
+			if dc.name != "postgres" { // PostgreSQL's is messages_id since migration 14
+				byKey = append(byKey, "messages_conversation_id")
+			}
+			for _, index := range byKey {
 				if first[index] != "ck" {
 					t.Errorf("index %s begins with %q, want ck", index, first[index])
 				}
@@ -80,6 +83,13 @@ func TestIndexesByConversationKey(t *testing.T) {
 			for index, col := range first {
 				if col == "conversation_id" {
 					t.Errorf("index %s begins with conversation_id", index)
+				}
+				// A resumed ask's conversation is an old one, and each index
+				// of its new message that begins with ck has a page among the
+				// old ones to write: on PostgreSQL only the history's order,
+				// (ck, seq), does (migration 14).
+				if dc.name == "postgres" && strings.HasPrefix(index, "messages_") && col == "ck" && index != "messages_conversation_seq" {
+					t.Errorf("index %s of messages begins with ck: a resumed conversation's new message writes an old page of it", index)
 				}
 			}
 		})
