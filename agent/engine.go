@@ -125,6 +125,7 @@ type Engine struct {
 
 	stream    *stream // every turn's events, to the conversations' subscribers
 	stop      chan struct{}
+	stopOnce  sync.Once // Close, Drain and Shutdown may stop the loop at once
 	loopDone  chan struct{}
 	stopRelay context.CancelFunc
 	relayDone chan struct{}
@@ -248,11 +249,7 @@ func (e *Engine) Close() {
 }
 
 func (e *Engine) stopLoop() {
-	select {
-	case <-e.stop:
-	default:
-		close(e.stop)
-	}
+	e.stopOnce.Do(func() { close(e.stop) })
 	<-e.loopDone
 }
 

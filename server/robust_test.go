@@ -269,10 +269,21 @@ func (g *gateModel) Respond(ctx context.Context, req agent.ModelRequest, onText 
 
 // A turn that parks while the server drains (memory store) cannot wait for
 // anyone: its card resolves no_response at once and the turn finishes
-// before the socket closes.
+// before the socket closes. The drain has begun when a card parked before
+// it resolves (Engine.Drain marks itself draining, then resolves the held
+// parks), so the other turn's model is released only then: a sleep to let
+// the drain begin was too short under load, and that card parked first.
 func TestDrainWhileTurnParks(t *testing.T) {
 	g := &gateModel{started: make(chan struct{}, 1), release: make(chan struct{})}
 	srv, url := startServer(t, servertest.Config{Model: g})
+	before := dial(t, url)
+	sidBefore := create(before, `["choice_chips"]`)
+	before.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sidBefore + `","message":"hi"}`)
+	before.Expect("immediate_response")
+	<-g.started
+	g.release <- struct{}{} // before's turn alone parks now
+	before.Expect("interaction_required", "stream_chunk")
+
 	c := dial(t, url)
 	sid := create(c, `["choice_chips"]`)
 	c.Send(`{"action":"send_message","requestId":"T","sessionId":"` + sid + `","message":"hi"}`)
@@ -284,24 +295,33 @@ func TestDrainWhileTurnParks(t *testing.T) {
 		defer cancel()
 		done <- srv.Shutdown(ctx)
 	}()
-	time.Sleep(50 * time.Millisecond) // let the drain begin
+	if result := toolResult(before.Expect("stream_chunk")[0]); !strings.Contains(result, `"status":"no_response"`) {
+		t.Fatalf("the card parked before the drain resolved with %s", result)
+	}
 	close(g.release)
 	c.Expect("stream_chunk")
-	result, _ := path(c.Expect("stream_chunk")[0], "data", "state", "rawResponse", "toolResult", "result").(string)
-	if !strings.Contains(result, `"status":"no_response"`) {
+	if result := toolResult(c.Expect("stream_chunk")[0]); !strings.Contains(result, `"status":"no_response"`) {
 		t.Errorf("result while draining: %s", result)
 	}
-	if text, end := c.Turn(); end["type"] != "eventual_response" || text != "done" {
-		t.Errorf("turn ended with %v, %q", end, text)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, _, err := c.WS.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
-		t.Errorf("close: %v, want 1001", err)
+	for name, c := range map[string]*client{"the turn that parked before": before, "the turn that parked while draining": c} {
+		if text, end := c.Turn(); end["type"] != "eventual_response" || text != "done" {
+			t.Errorf("%s ended with %v, %q", name, end, text)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if _, _, err := c.WS.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+			t.Errorf("%s: close: %v, want 1001", name, err)
+		}
+		cancel()
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
+}
+
+// toolResult is a stream_chunk's tool result.
+func toolResult(chunk map[string]any) string {
+	result, _ := path(chunk, "data", "state", "rawResponse", "toolResult", "result").(string)
+	return result
 }
 
 // Clients that vanish while their turns run do not hold the drain up.
