@@ -11,7 +11,7 @@ import (
 
 // The memory a SQLite store keeps of its file, set in its DSN:
 //
-//	sqlite:./kindkit.db?cache=64MiB&read_cache=2000KiB&mmap=0
+//	sqlite:./kindkit.db?cache=2000KiB&read_cache=2000KiB&mmap=0
 //
 // cache is the writer's page cache, read_cache each reader's (the cache is
 // per connection: a store holds the writer, defaultReaders readers and a
@@ -21,17 +21,20 @@ import (
 // connection). A cache is a bound, not an allocation: it fills as pages are
 // read, so a small database uses little whatever the setting.
 const (
-	// The writer's cache keeps the index pages its writes walk through;
-	// a reader's cache is dropped whenever another connection committed
+	// Every connection keeps SQLite's own 2000 KiB by default. The
+	// writer's was 64 MiB, to keep the pages its writes walk through, but
+	// with the file in the OS cache a bigger cache costs more than the
+	// reads it saves: at 1M parks, the writes of a resume took 1.1-1.8 ms
+	// with 2000 KiB and 1.7-3.2 ms with 64 MiB (scripts/parks.sh with
+	// SQLITE_QUERY, two pairs back to back on a quiet machine), and
+	// BenchmarkResumeWrites spent about 20 % less CPU a resume at 100k.
+	// A reader's cache is dropped whenever another connection committed
 	// since its last read (modernc's pagerBeginReadTransaction), which on
-	// a server that writes every cycle is every read, so readers keep
-	// SQLite's own 2000 KiB. No map by default: at 1M parks, with the file
-	// in the OS cache, a 1 GiB cache and a 2047 MiB map made reads 2.7x
-	// and writes 1.5-1.9x slower than these defaults (scripts/parks.sh
-	// with SQLITE_QUERY, back to back on a quiet machine; the readers
-	// remap after every commit), and a map costs RSS and turns an I/O
-	// error into a crash.
-	defaultCache     = 64 << 20   // the writer's
+	// a server that writes every cycle is every read. No map by default:
+	// at 1M parks a 1 GiB cache and a 2047 MiB map made reads 2.7x and
+	// writes 1.5-1.9x slower (the readers remap after every commit), and
+	// a map costs RSS and turns an I/O error into a crash.
+	defaultCache     = 2000 << 10 // the writer's
 	defaultReadCache = 2000 << 10 // each reader's: SQLite's own
 	defaultMmap      = 0
 	maxMmap          = 2047 << 20 // SQLite's SQLITE_MAX_MMAP_SIZE in modernc's build is just under 2 GiB

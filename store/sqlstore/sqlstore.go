@@ -99,7 +99,7 @@ const defaultReaders = 4
 //
 //	sqlite:PATH           a SQLite file, created when missing (sqlite:./kindkit.db);
 //	                      sqlite::memory: is a private in-memory database;
-//	                      PATH?cache=64MiB&read_cache=2000KiB&mmap=0 are the
+//	                      PATH?cache=2000KiB&read_cache=2000KiB&mmap=0 are the
 //	                      defaults of the writer's page cache, each reader's,
 //	                      and the memory map of the file (docs/data.md says how
 //	                      to size them for a server)
