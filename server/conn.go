@@ -6,9 +6,9 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
-	"github.com/jonboulle/clockwork"
 	"golang.org/x/time/rate"
 
 	"github.com/kindkit/kindkit/internal/cork"
@@ -149,8 +149,7 @@ func (c *conn) take(ctx context.Context, typ websocket.MessageType, data []byte)
 // pings run on a timer, not on a goroutine of the connection's own: that
 // goroutine was the third of a parked connection, and 2.6 of the 41 KiB
 // of heap and stack it held (kindload -hold 3000, memory store). Its ctx
-// ends before its stop is called. Both halves run on the engine's clock,
-// so a test decides when a pong is late, not the machine's load.
+// ends before its stop is called.
 func (c *conn) keepAlive(ctx context.Context) *pinger {
 	p := &pinger{}
 	half := c.srv.opts.IdleTimeout / 2
@@ -163,7 +162,7 @@ func (c *conn) keepAlive(ctx context.Context) *pinger {
 		p.running.Add(1)
 		p.mu.Unlock()
 		defer p.running.Done()
-		pingCtx, cancel := clockwork.WithTimeout(ctx, c.srv.clock, half)
+		pingCtx, cancel := context.WithTimeout(ctx, half)
 		err := c.ws.Ping(pingCtx)
 		cancel()
 		if err != nil {
@@ -178,10 +177,9 @@ func (c *conn) keepAlive(ctx context.Context) *pinger {
 			p.timer.Reset(half)
 		}
 		p.mu.Unlock()
-		c.srv.log.Debug("pong; the connection is alive")
 	}
 	p.mu.Lock()
-	p.timer = c.srv.clock.AfterFunc(half, ping)
+	p.timer = time.AfterFunc(half, ping)
 	p.mu.Unlock()
 	return p
 }
@@ -189,7 +187,7 @@ func (c *conn) keepAlive(ctx context.Context) *pinger {
 // pinger is a connection's keepAlive timer.
 type pinger struct {
 	mu      sync.Mutex
-	timer   clockwork.Timer
+	timer   *time.Timer
 	stopped bool
 	running sync.WaitGroup // a ping under way; Add only while !stopped, under mu
 }
